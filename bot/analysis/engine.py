@@ -1,0 +1,376 @@
+"""`analyze` (base..head) and `audit` (one revision): the analysis entry points."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from bot.analysis import launch, pins
+from bot.analysis.findings import Finding, finding
+from bot.analysis.markers import Marker
+from bot.analysis.report import (
+    CHANGES,
+    SELECTABLE,
+    Change,
+    Report,
+    Selected,
+    Table,
+    TestEntry,
+    Tier,
+)
+from bot.analysis.snapshot import Snapshot
+from bot.analysis.tree import Tree, changed_paths, match
+from config.repo import (
+    CONFIG_PATHS,
+    DEFAULT_SOURCE,
+    LoadedConfig,
+    default_data,
+    defaults,
+    parse_config,
+)
+
+GPU_BACKENDS = frozenset({"cuda", "rocm"})
+
+
+def read_config(tree: Tree) -> LoadedConfig:
+    """The repository configuration at a revision, validated (never raises)."""
+    for path in CONFIG_PATHS:
+        data = tree.read(path)
+        if data is None:
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = "\0"  # not YAML either: parse_config reports it
+        return parse_config(text, path)
+    return LoadedConfig(defaults(), None, dict.fromkeys(default_data(), DEFAULT_SOURCE))
+
+
+def config_findings(loaded: LoadedConfig) -> list[Finding]:
+    """CFG001 for each key of the configuration that failed validation."""
+    return [
+        finding(
+            "CFG001", loaded.path, p.line,
+            f"`{loaded.path}`: `{p.key}`: {p.message}; the default is used for it.",
+        )
+        for p in loaded.problems
+    ]
+
+
+@dataclass
+class _Scope:
+    """Why a test file is in a PR's scope."""
+
+    direct: bool = False
+    harness: list[str] = field(default_factory=list)
+    environment: list[str] = field(default_factory=list)
+
+    @property
+    def tier(self) -> Tier | None:
+        if self.direct:
+            return "direct"
+        if self.harness:
+            return "harness"
+        if self.environment:
+            return "environment"
+        return None
+
+
+def _entry(marker: Marker, gpus: int | None, change: Change, reasons: list[str]) -> TestEntry:
+    return TestEntry(
+        path=marker.path, line=marker.line, func=marker.func, backend=marker.backend,
+        suite=marker.suite, gpus=gpus, est_time=marker.est_time, disabled=marker.disabled,
+        change=change, reasons=reasons,
+    )
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "\\'") + "'"
+
+
+def _seconds(value: float | None) -> str:
+    return "none" if value is None else f"{value:g} s"
+
+
+def compare_markers(base: Marker, head: Marker) -> list[tuple[Change, str]]:
+    """What changed in a marker itself, as (change kind, sentence) pairs."""
+    out: list[tuple[Change, str]] = []
+    if base.disabled is not None and head.disabled is None:
+        out.append(("enabled", f"disabled marker removed; was: {_quote(base.disabled)}"))
+    elif base.disabled is None and head.disabled is not None:
+        out.append(("disabled", f"disabled: {_quote(head.disabled)}"))
+    elif base.disabled != head.disabled and base.disabled is not None and head.disabled is not None:
+        out.append(("reason", f"disabled reason changed from {_quote(base.disabled)} to "
+                              f"{_quote(head.disabled)}"))
+    if base.suite != head.suite:
+        out.append(("suite", f"suite changed from {base.suite} to {head.suite}"))
+    if base.est_time != head.est_time:
+        out.append(("modified", f"estimated time changed from {_seconds(base.est_time)} to "
+                                f"{_seconds(head.est_time)}"))
+    if base.labels != head.labels:
+        out.append(("modified", f"labels changed from {list(base.labels)} to {list(head.labels)}"))
+    if base.nightly != head.nightly:
+        out.append(("modified", f"nightly changed from {base.nightly} to {head.nightly}"))
+    return out
+
+
+def _first(kinds: Collection[Change]) -> Change:
+    return next(c for c in CHANGES if c in kinds)
+
+
+def _scope(run: _Analysis, path: str, markers: list[Marker]) -> _Scope:
+    scope = _Scope()
+    changed = run.changed
+    if changed is None:
+        return scope
+    scope.direct = path in changed
+    if not scope.direct:
+        loaded, candidates = run.head.graph.closure(path)
+        scope.harness = sorted(p for p in candidates if p in changed)
+        del loaded
+    if any(m.backend == "rocm" for m in markers):
+        config = run.head.config
+        scope.environment = sorted(
+            p for p in changed if p in run.environment or any(match(g, p) for g in config.environment)
+        )
+    return scope
+
+
+def _classify(
+    run: _Analysis, path: str, base_markers: list[Marker], head_markers: list[Marker],
+) -> list[TestEntry]:
+    scope = _scope(run, path, head_markers or base_markers)
+    base_by_key = {m.key: m for m in base_markers}
+    head_by_key = {m.key: m for m in head_markers}
+    entries: list[TestEntry] = []
+    config = run.head.config
+    for key in [*head_by_key, *(k for k in base_by_key if k not in head_by_key)]:
+        h = head_by_key.get(key)
+        b = base_by_key.get(key)
+        if h is None:
+            assert b is not None
+            what = "test file removed" if path not in run.head.test_paths() else "marker removed"
+            entries.append(_entry(b, config.suite_gpus(b.suite or ""), "removed", [what]))
+            continue
+        kinds: list[Change] = []
+        reasons: list[str] = []
+        if b is None:
+            kinds.append("added")
+            reasons.append("new test file" if path not in run.base_paths else "marker added")
+        else:
+            for kind, sentence in compare_markers(b, h):
+                kinds.append(kind)
+                reasons.append(sentence)
+        outcome = run.launch_of(h)
+        extra = sorted(p for p in outcome.files if run.changed and p in run.changed)
+        if extra:
+            scope.harness = sorted({*scope.harness, *extra})
+        if b is not None and scope.tier in ("direct", "harness") and h.enabled:
+            differences = launch.compare(run.base_launch(b), outcome)
+            if differences:
+                kinds.append("parallelism")
+                reasons.extend(differences)
+        if scope.direct and b is not None and not kinds:
+            kinds.append("modified")
+            reasons.append("test file changed")
+        if not scope.direct and scope.harness and not kinds:
+            kinds.append("affected")
+            shown = ", ".join(f"`{p}`" for p in scope.harness[:3])
+            more = f" and {len(scope.harness) - 3} more" if len(scope.harness) > 3 else ""
+            reasons.append(f"imports {shown}{more}, which changed")
+        if h.backend == "rocm" and scope.environment and not kinds:
+            kinds.append("affected")
+            shown = ", ".join(f"`{p}`" for p in scope.environment[:3])
+            reasons.append(f"the ROCm environment changed: {shown}")
+        change = _first(kinds) if kinds else "unchanged"
+        entry = _entry(h, config.suite_gpus(h.suite or ""), change, reasons)
+        entry.tier = scope.tier
+        entries.append(entry)
+        if change != "unchanged":
+            run.findings.extend(run.marker_findings(h))
+            run.findings.extend(outcome.findings)
+            run.tables_for(h, outcome)
+    return entries
+
+
+def _select(config_select_nightly: bool, run: _Analysis, entries: list[TestEntry]) -> list[Selected]:
+    config = run.head.config
+    out: list[Selected] = []
+    for e in entries:
+        if e.backend != "rocm" or e.disabled is not None or e.suite is None or e.tier is None:
+            continue
+        if e.change not in SELECTABLE:
+            continue
+        suite = config.suites.get(e.suite)
+        if suite is not None and not suite.per_pr:
+            continue
+        if e.suite.startswith("nightly-") and not config_select_nightly:
+            continue
+        out.append(Selected(e.path, e.suite, e.est_time, e.tier, e.gpus))
+    return out
+
+
+class _Analysis:
+    """State shared by one analysis: snapshots, the changed set, launches, suites run."""
+
+    def __init__(self, head: Snapshot, base: Snapshot | None, changed: set[str] | None) -> None:
+        self.head = head
+        self.base = base
+        self.changed = changed
+        self.findings: list[Finding] = []
+        self.base_paths: set[str] = set(base.test_paths()) if base else set()
+        self.environment: set[str] = set()
+        self.tables: list[Table] = []
+        self._launch: dict[tuple[str, str, int], launch.LaunchOutcome] = {}
+        self._workflow_text: str | None = None
+        self._named: dict[str, bool] = {}
+
+    def suite_is_run(self, suite: str) -> bool:
+        """Whether the config lists the suite or a workflow names it (as a whole word)."""
+        if suite in self.head.config.suites:
+            return True
+        if suite not in self._named:
+            if self._workflow_text is None:
+                texts = [self.head.sources.text(p) for p in self.head.workflows()]
+                self._workflow_text = "\n".join(t for t in texts if isinstance(t, str))
+            pattern = rf"(?<![\w.-]){re.escape(suite)}(?![\w.-])"
+            self._named[suite] = re.search(pattern, self._workflow_text) is not None
+        return self._named[suite]
+
+    def marker_findings(self, marker: Marker) -> list[Finding]:
+        out: list[Finding] = []
+        if marker.suite is None:
+            return out
+        if not marker.is_nightly and not self.suite_is_run(marker.suite):
+            out.append(finding(
+                "REG001", marker.path, marker.line,
+                f"Suite `{marker.suite}` is run by no CI job: no workflow names it and "
+                "`.github/rocmbot.yml` does not list it, so this test never runs.",
+                fix=f"use a suite a workflow runs, or add `{marker.suite}` to `suites:` in "
+                "`.github/rocmbot.yml`",
+                test=marker.path,
+            ))
+        if marker.backend in GPU_BACKENDS and self.head.config.suite_gpus(marker.suite) is None:
+            out.append(finding(
+                "REG003", marker.path, marker.line,
+                f"Suite `{marker.suite}` does not say how many GPUs its runner has, so this "
+                "test's launch cannot be checked against it.",
+                fix=f"name it `...-N-gpu-...`, or set `suites: {{{marker.suite}: {{gpus: N}}}}`",
+                test=marker.path,
+            ))
+        return out
+
+    def launch_of(self, marker: Marker) -> launch.LaunchOutcome:
+        if marker.key not in self._launch:
+            if marker.backend in GPU_BACKENDS and marker.enabled:
+                self._launch[marker.key] = launch.analyze_launch(self.head, marker)
+            else:
+                self._launch[marker.key] = launch.LaunchOutcome.empty()
+        return self._launch[marker.key]
+
+    def base_launch(self, marker: Marker) -> launch.LaunchOutcome:
+        if self.base is None or marker.backend not in GPU_BACKENDS or not marker.enabled:
+            return launch.LaunchOutcome.empty()
+        return launch.analyze_launch(self.base, marker)
+
+    def tables_for(self, marker: Marker, outcome: launch.LaunchOutcome) -> None:
+        if outcome.table is not None:
+            self.tables.append(outcome.table)
+
+
+def analyze(
+    base: Tree,
+    head: Tree,
+    *,
+    loaded: LoadedConfig | None = None,
+    changed: Collection[str] | None = None,
+) -> Report:
+    """What a PR from ``base`` to ``head`` changes; the policy is read from ``base``."""
+    loaded = loaded or read_config(base)
+    head_snap = Snapshot(head, loaded.config)
+    base_snap = Snapshot(base, loaded.config)
+    changes = set(changed) if changed is not None else changed_paths(base, head)
+    run = _Analysis(head_snap, base_snap, changes)
+    pin = pins.analyze_pins(head_snap, changes)
+    run.environment = set(pin.environment)
+    entries: list[TestEntry] = []
+    head_snap.sources.prefetch(head_snap.test_paths())
+    base_snap.sources.prefetch(sorted(changes & run.base_paths))
+    for path in sorted(set(head_snap.test_paths()) | run.base_paths):
+        at_head = path in head_snap.test_paths()
+        head_markers, head_problems = head_snap.markers(path) if at_head else ([], [])
+        if path in changes:
+            base_markers = base_snap.markers(path)[0] if path in run.base_paths else []
+        else:
+            base_markers = head_markers
+        file_entries = _classify(run, path, base_markers, head_markers)
+        if any(e.change not in ("unchanged", "removed") for e in file_entries) or (
+            path in changes and at_head
+        ):
+            run.findings.extend(head_problems)
+            run.findings.extend(_harness_problems(run, path))
+        entries.extend(file_entries)
+        head_snap.sources.release(path)
+        base_snap.sources.release(path)
+    run.findings.extend(config_findings(loaded))
+    run.findings.extend(pin.findings)
+    return Report(
+        mode="analyze",
+        base=base.rev,
+        head=head.rev,
+        tests=entries,
+        selected=_select(loaded.config.select_nightly, run, entries),
+        findings=_dedupe(run.findings),
+        tables=[*run.tables, *pin.tables],
+        config_path=loaded.path,
+    )
+
+
+def audit(tree: Tree, *, loaded: LoadedConfig | None = None) -> Report:
+    """Everything wrong at one revision, whatever changed."""
+    loaded = loaded or read_config(tree)
+    snap = Snapshot(tree, loaded.config)
+    run = _Analysis(snap, None, None)
+    entries: list[TestEntry] = []
+    snap.sources.prefetch(snap.test_paths())
+    for path in snap.test_paths():
+        markers, problems = snap.markers(path)
+        run.findings.extend(problems)
+        run.findings.extend(_harness_problems(run, path))
+        for m in markers:
+            entries.append(_entry(m, loaded.config.suite_gpus(m.suite or ""), "unchanged", []))
+            run.findings.extend(run.marker_findings(m))
+            outcome = run.launch_of(m)
+            run.findings.extend(outcome.findings)
+            run.tables_for(m, outcome)
+        snap.sources.release(path)
+    pin = pins.analyze_pins(snap, None)
+    run.findings.extend(config_findings(loaded))
+    run.findings.extend(pin.findings)
+    return Report(
+        mode="audit",
+        base=None,
+        head=tree.rev,
+        tests=entries,
+        selected=[],
+        findings=_dedupe(run.findings),
+        tables=[*run.tables, *pin.tables],
+        config_path=loaded.path,
+    )
+
+
+def _harness_problems(run: _Analysis, path: str) -> list[Finding]:
+    loaded, _ = run.head.graph.closure(path)
+    return [u.finding() for u in run.head.graph.unreadable(loaded)]
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple[object, ...]] = set()
+    out: list[Finding] = []
+    for f in sorted(findings, key=Finding.sort_key):
+        key = (f.rule, f.path, f.line, f.message, f.test)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out

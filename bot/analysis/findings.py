@@ -1,0 +1,225 @@
+"""Findings and the rule catalogue: every rule has a stable id, a slug, a severity and docs."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 0, "warning": 1, "info": 2}[self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule: ``doc`` follows ruff's shape (What it does / Why is this bad? / Example)."""
+
+    id: str
+    slug: str
+    severity: Severity
+    summary: str
+    doc: str = ""
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(id: str, slug: str, severity: Severity, summary: str, doc: str = "") -> Rule:
+    """Add a rule to the catalogue (ids are stable: never renumbered or reused)."""
+    if id in RULES and RULES[id].slug != slug:
+        raise ValueError(f"rule id {id} already names {RULES[id].slug}")
+    entry = Rule(id, slug, severity, summary, inspect.cleandoc(doc))
+    RULES[id] = entry
+    return entry
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem found: ``message`` is the first sentence, ``details`` the rest."""
+
+    rule: str
+    severity: Severity
+    path: str | None
+    line: int | None
+    message: str
+    fix: str | None = None
+    test: str | None = None
+    details: tuple[str, ...] = field(default=())
+
+    @property
+    def slug(self) -> str:
+        entry = RULES.get(self.rule)
+        return entry.slug if entry else ""
+
+    def sort_key(self) -> tuple[int, str, int, str, str]:
+        return (self.severity.rank, self.path or "", self.line or 0, self.rule, self.message)
+
+
+def finding(
+    rule_id: str,
+    path: str | None,
+    line: int | None,
+    message: str,
+    *,
+    fix: str | None = None,
+    test: str | None = None,
+    details: tuple[str, ...] = (),
+    severity: Severity | None = None,
+) -> Finding:
+    """A finding of a catalogued rule, with the rule's severity unless one is given."""
+    entry = RULES[rule_id]
+    return Finding(
+        rule=rule_id,
+        severity=severity or entry.severity,
+        path=path,
+        line=line,
+        message=message,
+        fix=fix,
+        test=test,
+        details=details,
+    )
+
+
+REG001 = rule(
+    "REG001",
+    "suite-not-run",
+    Severity.WARNING,
+    "The marker's suite is run by no CI job.",
+    """
+    ## What it does
+    Checks that the suite a marker registers its test in is listed in the configuration's
+    suite table or named by a workflow (`--suite NAME`). Suites with a `nightly-` prefix are
+    run elsewhere and are not checked.
+
+    ## Why is this bad?
+    A test registered in a suite no job runs is never run: it looks covered and is not.
+
+    ## Example
+    ```python
+    register_rocm_ci(1600, "stage-c-4-gpu-mi305")  # the runners are mi350
+    ```
+    Use instead:
+    ```python
+    register_rocm_ci(1600, "stage-c-4-gpu-mi350")
+    ```
+    """,
+)
+
+REG002 = rule(
+    "REG002",
+    "marker-not-literal",
+    Severity.ERROR,
+    "A marker argument is not a literal, or the keyword is unknown.",
+    """
+    ## What it does
+    Checks that every argument of a CI registration marker is a literal and every keyword is
+    one the collector knows (`labels`, `nightly`, `disabled`).
+
+    ## Why is this bad?
+    The repository's own collector reads markers from the syntax tree without running the
+    file; it rejects anything else, so the test silently leaves CI.
+
+    ## Example
+    ```python
+    register_rocm_ci(EST_TIME, "stage-c-4-gpu-mi350")
+    ```
+    Use instead:
+    ```python
+    register_rocm_ci(1600, "stage-c-4-gpu-mi350")
+    ```
+    """,
+)
+
+REG003 = rule(
+    "REG003",
+    "gpu-count-unknown",
+    Severity.WARNING,
+    "The suite's GPU count cannot be read from its name or the configuration.",
+    """
+    ## What it does
+    Reads the runner's GPU count from the suite name (`stage-c-4-gpu-mi350`: 4) or from the
+    configuration's suite table.
+
+    ## Why is this bad?
+    Without it, no launch of the test can be checked against the runner's capacity.
+
+    ## Example
+    ```python
+    register_rocm_ci(1600, "stage-c-big")
+    ```
+    Use instead: name the GPU count (`stage-c-8-gpu-mi350`), or add the suite to
+    `.github/rocmbot.yml` under `suites:` with `gpus: 8`.
+    """,
+)
+
+REG004 = rule(
+    "REG004",
+    "unparsable-file",
+    Severity.WARNING,
+    "A file the analysis needs does not parse or is too large.",
+    """
+    ## What it does
+    Reports a test, harness, script, Dockerfile or workflow that the analysis needs but
+    cannot read: a syntax error (with its line and the parser's message), binary content, or
+    a file over the size limit (1 MiB by default). The rest of the analysis goes on.
+
+    ## Why is this bad?
+    What cannot be read cannot be checked; a syntax error in a test also breaks its
+    collection in CI.
+
+    ## Example
+    ```python
+    register_rocm_ci(1600, "stage-c-4-gpu-mi350"
+    ```
+    Use instead: close the call.
+    """,
+)
+
+CFG001 = rule(
+    "CFG001",
+    "invalid-config",
+    Severity.ERROR,
+    "`.github/rocmbot.yml` fails validation; the defaults are used for that key.",
+    """
+    ## What it does
+    Validates the repository configuration (unknown keys are errors) and names the key that
+    fails; that key falls back to its default, the others are kept.
+
+    ## Why is this bad?
+    A typo in the policy silently changes what is checked and what is dispatched.
+
+    ## Example
+    ```yaml
+    suite:            # unknown key: did you mean `suites`?
+      stage-c-big: {gpus: 8}
+    ```
+    """,
+)
+
+CFG002 = rule(
+    "CFG002",
+    "dispatch-contract",
+    Severity.ERROR,
+    "The dispatch workflow lacks the `workflow_dispatch` trigger or an input the bot sends.",
+    """
+    ## What it does
+    Checks the configured dispatch workflow on the default branch before dispatching.
+
+    ## Why is this bad?
+    GitHub answers such a dispatch with 422 and no run starts.
+
+    ## Example
+    ```yaml
+    on:
+      workflow_dispatch:
+        inputs: {tests: {type: string}}   # missing suite, pr_number, head_sha, dispatch_id
+    ```
+    """,
+)

@@ -1,0 +1,157 @@
+"""CI registration markers (`register_rocm_ci(...)`), read from the syntax tree of a test."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bot.analysis.findings import Finding, finding
+from bot.analysis.source import Module
+
+# Positional order of the marker signature; sglang passes `disabled` as the 4th positional.
+POSITIONAL = ("est_time", "suite", "nightly", "disabled")
+KEYWORDS = frozenset({"est_time", "suite", "labels", "nightly", "disabled"})
+NIGHTLY_PREFIX = "nightly-"
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """One registration of a test file in a CI suite."""
+
+    path: str
+    line: int
+    func: str
+    backend: str
+    index: int  # occurrence of this function in the file, 0 for the first
+    est_time: float | None
+    suite: str | None
+    labels: tuple[str, ...]
+    nightly: bool
+    disabled: str | None
+    disabled_line: int | None  # the line of `disabled=...`, for inline comments
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """What pairs a marker at the base with the same marker at the head."""
+        return (self.path, self.func, self.index)
+
+    @property
+    def enabled(self) -> bool:
+        return self.disabled is None
+
+    @property
+    def is_nightly(self) -> bool:
+        return self.nightly or (self.suite or "").startswith(NIGHTLY_PREFIX)
+
+
+def _called_name(call: ast.Call) -> str | None:
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    return None
+
+
+def find_markers(module: Module, names: Mapping[str, str]) -> tuple[list[Marker], list[Finding]]:
+    """Every top-level marker call of a module, and REG002 for each argument it cannot use."""
+    markers: list[Marker] = []
+    problems: list[Finding] = []
+    seen: dict[str, int] = {}
+    for stmt in module.tree.body:
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+            continue
+        call = stmt.value
+        func = _called_name(call)
+        if func is None or func not in names:
+            continue
+        index = seen.get(func, 0)
+        seen[func] = index + 1
+        marker, errors = _read_marker(module, call, func, names[func], index)
+        markers.append(marker)
+        problems.extend(errors)
+    return markers, problems
+
+
+def _read_marker(
+    module: Module, call: ast.Call, func: str, backend: str, index: int
+) -> tuple[Marker, list[Finding]]:
+    values: dict[str, object] = {}
+    lines: dict[str, int] = {}
+    errors: list[Finding] = []
+
+    def reject(node: ast.AST, why: str) -> None:
+        line = getattr(node, "lineno", call.lineno)
+        errors.append(finding(
+            "REG002", module.path, line,
+            f"`{func}` {why}: the CI collector reads markers without running the file, "
+            "so every argument must be a literal.",
+        ))
+
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            reject(arg, f"unpacks `{module.segment(arg)}`")
+        elif position >= len(POSITIONAL):
+            reject(arg, f"takes at most {len(POSITIONAL)} positional arguments")
+        else:
+            _take(module, POSITIONAL[position], arg, values, lines, reject)
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            reject(keyword.value, f"unpacks `**{module.segment(keyword.value)}`")
+        elif keyword.arg not in KEYWORDS:
+            reject(keyword, f"has an unknown keyword `{keyword.arg}`")
+        elif keyword.arg in values:
+            reject(keyword, f"gets `{keyword.arg}` twice")
+        else:
+            _take(module, keyword.arg, keyword.value, values, lines, reject)
+    for required in ("est_time", "suite"):
+        if required not in values and not any(required in e.message for e in errors):
+            reject(call, f"has no `{required}`")
+
+    est = values.get("est_time")
+    suite = values.get("suite")
+    labels = values.get("labels")
+    disabled = values.get("disabled")
+    marker = Marker(
+        path=module.path,
+        line=call.lineno,
+        func=func,
+        backend=backend,
+        index=index,
+        est_time=float(est) if isinstance(est, int | float) and not isinstance(est, bool) else None,
+        suite=suite if isinstance(suite, str) else None,
+        labels=tuple(labels) if isinstance(labels, list | tuple) else (),
+        nightly=values.get("nightly") is True,
+        disabled=disabled if isinstance(disabled, str) else None,
+        disabled_line=lines.get("disabled"),
+    )
+    return marker, errors
+
+
+_EXPECTED: dict[str, tuple[str, tuple[type, ...]]] = {
+    "est_time": ("a number", (int, float)),
+    "suite": ("a string", (str,)),
+    "nightly": ("True or False", (bool,)),
+    "disabled": ("a reason string or None", (str, type(None))),
+    "labels": ("a list of strings or None", (list, tuple, type(None))),
+}
+
+
+def _take(module: Module, name: str, node: ast.expr, values: dict[str, object],
+          lines: dict[str, int], reject: object) -> None:
+    assert callable(reject)
+    try:
+        value = node.value if isinstance(node, ast.Constant) else ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        reject(node, f"argument `{name}` is `{module.segment(node)}`, not a literal")
+        return
+    what, types = _EXPECTED[name]
+    bad_bool = name == "est_time" and isinstance(value, bool)
+    bad_labels = name == "labels" and isinstance(value, list | tuple) and not all(
+        isinstance(v, str) for v in value
+    )
+    if not isinstance(value, types) or bad_bool or bad_labels:
+        reject(node, f"argument `{name}` must be {what}, not `{module.segment(node)}`")
+        return
+    values[name] = value
+    lines[name] = node.lineno

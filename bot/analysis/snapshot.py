@@ -1,0 +1,56 @@
+"""One revision of a repository as the analysis sees it: files, parses, imports, markers."""
+
+from __future__ import annotations
+
+from bot.analysis.findings import Finding
+from bot.analysis.imports import ImportGraph
+from bot.analysis.markers import Marker, find_markers
+from bot.analysis.source import Module, Sources, Unreadable
+from bot.analysis.tree import Tree, match
+from config.repo import RepoConfig
+
+
+class Snapshot:
+    """Caches everything derived from one tree, so each file is read and parsed once."""
+
+    def __init__(self, tree: Tree, config: RepoConfig) -> None:
+        self.tree = tree
+        self.config = config
+        self.sources = Sources(tree, config.max_file_bytes)
+        self.graph = ImportGraph(self.sources, config.python_roots)
+        self._markers: dict[str, tuple[list[Marker], list[Finding]]] = {}
+        self._test_paths: list[str] | None = None
+
+    @property
+    def rev(self) -> str | None:
+        return self.tree.rev
+
+    def test_paths(self) -> list[str]:
+        """Files matching the configured test globs."""
+        if self._test_paths is None:
+            found = self.matching(self.config.tests)
+            if self.config.exclude:
+                found = {p for p in found if not any(match(g, p) for g in self.config.exclude)}
+            self._test_paths = sorted(found)
+        return self._test_paths
+
+    def markers(self, path: str) -> tuple[list[Marker], list[Finding]]:
+        """The markers of a test file and the findings reading them gave (REG002, REG004)."""
+        if path not in self._markers:
+            module = self.sources.module(path)
+            if isinstance(module, Module):
+                self._markers[path] = find_markers(module, self.config.markers)
+            elif isinstance(module, Unreadable):
+                self._markers[path] = ([], [module.finding()])
+            else:
+                self._markers[path] = ([], [])
+        return self._markers[path]
+
+    def matching(self, patterns: list[str]) -> set[str]:
+        out: set[str] = set()
+        for pattern in patterns:
+            out.update(self.tree.list(pattern))
+        return out
+
+    def workflows(self) -> list[str]:
+        return sorted(self.matching([".github/workflows/*.yml", ".github/workflows/*.yaml"]))

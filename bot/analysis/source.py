@@ -1,0 +1,165 @@
+"""Reading and parsing a tree's files once each, with unreadable files turned into REG004."""
+
+from __future__ import annotations
+
+import ast
+import logging
+import threading
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from bot.analysis.findings import Finding, finding
+from bot.analysis.tree import Tree
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Module:
+    """A parsed Python file. Parsing is all that is ever done with it."""
+
+    path: str
+    text: str
+    tree: ast.Module
+
+    def segment(self, node: ast.AST) -> str:
+        """The source text of a node, on one line (for messages)."""
+        text = ast.get_source_segment(self.text, node) or ast.unparse(node)
+        return " ".join(text.split())[:200]
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """Why a file could not be used; becomes REG004."""
+
+    path: str
+    line: int | None
+    reason: str
+
+    def finding(self) -> Finding:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return finding("REG004", self.path, self.line, f"{where}: {self.reason}")
+
+
+class _ReadAhead:
+    """Files fetched by a background thread, handed over as they arrive."""
+
+    def __init__(self, stream: Callable[[list[str]], Iterable[tuple[str, bytes]]],
+                 paths: list[str]) -> None:
+        self._cond = threading.Condition()
+        self._data: dict[str, bytes] = {}
+        self._pending = set(paths)
+        self._thread = threading.Thread(target=self._run, args=(stream, paths), daemon=True,
+                                        name="rocmbot-read-ahead")
+        self._thread.start()
+
+    def _run(self, stream: Callable[[list[str]], Iterable[tuple[str, bytes]]],
+             paths: list[str]) -> None:
+        try:
+            for path, data in stream(paths):
+                with self._cond:
+                    if path in self._pending:
+                        self._data[path] = data
+                    self._cond.notify_all()
+        except Exception:  # the reader falls back to reading the file itself
+            log.debug("read-ahead failed", exc_info=True)
+        finally:
+            with self._cond:
+                self._pending.clear()
+                self._cond.notify_all()
+
+    def take(self, path: str) -> bytes | None:
+        """The file's bytes once fetched; None if it is not (or no longer) being fetched."""
+        with self._cond:
+            while path in self._pending and path not in self._data:
+                self._cond.wait()
+            self._pending.discard(path)
+            return self._data.pop(path, None)
+
+
+class Sources:
+    """A tree's files as text and syntax trees, each read and parsed at most once."""
+
+    def __init__(self, tree: Tree, max_bytes: int = 1 << 20) -> None:
+        self.tree = tree
+        self.max_bytes = max_bytes
+        self._text: dict[str, str | Unreadable | None] = {}
+        self._modules: dict[str, Module | Unreadable | None] = {}
+        self._ahead: _ReadAhead | None = None
+
+    def exists(self, path: str) -> bool:
+        return self.tree.blob_id(path) is not None
+
+    def prefetch(self, paths: list[str]) -> None:
+        """Start reading files ahead on a thread, where the tree can stream them (a git
+        revision can): parsing one file then overlaps with fetching the next."""
+        stream = getattr(self.tree, "stream", None)
+        wanted = [p for p in paths if p not in self._text and (self.tree.size(p) or 0) <= self.max_bytes]
+        if stream is None or not wanted:
+            return
+        self._ahead = _ReadAhead(stream, wanted)
+
+    def text(self, path: str) -> str | Unreadable | None:
+        """The file decoded as UTF-8, None when absent, or why it cannot be read."""
+        if path not in self._text:
+            self._text[path] = self._read(path)
+        return self._text[path]
+
+    def _read(self, path: str) -> str | Unreadable | None:
+        size = self.tree.size(path)
+        if size is None:
+            return None
+        if size > self.max_bytes:
+            return Unreadable(path, None, f"skipped: {size} bytes is over the {self.max_bytes}-byte limit")
+        data = self._ahead.take(path) if self._ahead is not None else None
+        if data is None:
+            data = self.tree.read(path)
+        if data is None:
+            return None
+        if b"\0" in data:
+            return Unreadable(path, None, "skipped: binary content (a NUL byte)")
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            return Unreadable(path, line, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+
+    def module(self, path: str) -> Module | Unreadable | None:
+        """The file parsed as Python, None when absent, or why it does not parse."""
+        if path not in self._modules:
+            self._modules[path] = self._parse(path)
+        return self._modules[path]
+
+    def release(self, path: str) -> None:
+        """Drop a file's text and syntax tree once nothing needs them any more.
+
+        Keeping a thousand syntax trees alive makes every garbage collection walk them all,
+        which costs more than parsing them did; a test file is needed only while its own
+        markers and launches are read, so it is released after that. Parsing it again
+        later, if anything asks, gives the same result.
+        """
+        if isinstance(self._modules.get(path), Module):
+            del self._modules[path]
+            self._text.pop(path, None)
+
+    def _parse(self, path: str) -> Module | Unreadable | None:
+        text = self.text(path)
+        if not isinstance(text, str):
+            return text
+        return parse_python(path, text)
+
+
+def parse_python(path: str, text: str) -> Module | Unreadable:
+    """Parse Python source; never raises, whatever the text."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not our business
+            tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        detail = exc.msg or "invalid syntax"
+        return Unreadable(path, exc.lineno, f"does not parse: {detail}")
+    except (ValueError, RecursionError, MemoryError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc) or type(exc).__name__
+        return Unreadable(path, None, f"does not parse: {reason}")
+    return Module(path, text, tree)

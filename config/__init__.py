@@ -1,0 +1,1 @@
+"""Settings, the per-repository configuration model and its defaults."""

@@ -1,0 +1,253 @@
+"""`analyze` and `audit` on git repositories shaped like the target ones: one scenario per
+change kind, per selection tier and per registration rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.analysis.engine import analyze, audit, read_config
+from bot.analysis.report import Report, TestEntry
+from bot.analysis.tree import FolderTree, GitRepository
+from bot.example import BASE_FILES
+from tests.gitrepo import GitRepo
+
+MOE = "tests/e2e/megatron/test_qwen35_moe.py"
+SHORT = "tests/e2e/megatron/test_short.py"
+HARNESS = "tests/e2e/megatron/_common.py"
+REASON = "FIXME: re-enable once this case passes on the MI350 runners."
+
+
+def _run(repo: GitRepo, base: str, head: str) -> Report:
+    with GitRepository(repo.root) as git:
+        return analyze(git.tree(base), git.tree(head))
+
+
+def _entry(report: Report, path: str, backend: str = "rocm") -> TestEntry:
+    (entry,) = [t for t in report.tests if t.path == path and t.backend == backend]
+    return entry
+
+
+@pytest.fixture
+def example(git_repo: GitRepo) -> tuple[GitRepo, str]:
+    git_repo.write_all(BASE_FILES)
+    return git_repo, git_repo.commit("base")
+
+
+def _replace(repo: GitRepo, path: str, old: str, new: str) -> None:
+    text = (repo.root / path).read_text()
+    assert old in text, (old, path)
+    (repo.root / path).write_text(text.replace(old, new))
+
+
+def test_enabling_a_test_selects_it_directly_and_quotes_the_old_reason(example: tuple[GitRepo, str]) -> None:
+    repo, base = example
+    _replace(repo, MOE, f', disabled="{REASON}"', "")
+    report = _run(repo, base, repo.commit())
+    moe = _entry(report, MOE)
+    assert moe.change == "enabled"
+    assert moe.reasons == [f"disabled marker removed; was: '{REASON}'"]
+    assert _entry(report, MOE, "cuda").change == "modified"
+    assert _entry(report, SHORT).change == "unchanged"
+    assert [(s.path, s.tier, s.suite) for s in report.selected] == [(MOE, "direct", "stage-c-4-gpu-mi350")]
+    assert report.selected[0].gpu_minutes == pytest.approx(1600 / 60 * 4)
+    assert report.base and report.head and len(report.head) == 40
+
+
+def test_disabling_and_changing_the_reason(example: tuple[GitRepo, str]) -> None:
+    repo, base = example
+    _replace(repo, SHORT, '"stage-b-1-gpu-mi350")', '"stage-b-1-gpu-mi350", disabled="FIXME: hangs")')
+    _replace(repo, MOE, REASON, "FIXME: still failing")
+    report = _run(repo, base, repo.commit())
+    short = _entry(report, SHORT)
+    assert (short.change, short.disabled, short.reasons) == (
+        "disabled",
+        "FIXME: hangs",
+        ["disabled: 'FIXME: hangs'"],
+    )
+    assert _entry(report, MOE).change == "reason"
+    assert "to 'FIXME: still failing'" in _entry(report, MOE).reasons[0]
+    assert report.selected == []  # disabled markers are never selected
+
+
+def test_suite_change_and_estimate_change(example: tuple[GitRepo, str]) -> None:
+    repo, base = example
+    _replace(repo, SHORT, '900, "stage-b-1-gpu-mi350"', '1200, "stage-c-4-gpu-mi350"')
+    report = _run(repo, base, repo.commit())
+    short = _entry(report, SHORT)
+    assert short.change == "suite"
+    assert short.reasons == [
+        "suite changed from stage-b-1-gpu-mi350 to stage-c-4-gpu-mi350",
+        "estimated time changed from 900 s to 1200 s",
+    ]
+    assert [s.path for s in report.selected] == [SHORT]
+
+
+def test_added_and_removed_markers_and_files(example: tuple[GitRepo, str]) -> None:
+    repo, base = example
+    repo.write("tests/e2e/test_new.py", 'register_rocm_ci(60, "stage-b-1-gpu-mi350")\n')
+    _replace(repo, MOE, 'register_cuda_ci(1500, "stage-c-8-gpu-h200")\n', "")
+    repo.remove(SHORT)
+    report = _run(repo, base, repo.commit())
+    new = _entry(report, "tests/e2e/test_new.py")
+    assert (new.change, new.reasons) == ("added", ["new test file"])
+    assert _entry(report, MOE, "cuda").change == "removed"
+    assert _entry(report, MOE, "cuda").reasons == ["marker removed"]
+    assert _entry(report, SHORT).reasons == ["test file removed"]
+    assert [s.path for s in report.selected] == ["tests/e2e/test_new.py"]
+
+
+def test_marker_added_to_an_existing_file(example: tuple[GitRepo, str]) -> None:
+    repo, base = example
+    _replace(
+        repo,
+        SHORT,
+        'register_rocm_ci(900, "stage-b-1-gpu-mi350")',
+        'register_rocm_ci(900, "stage-b-1-gpu-mi350")\nregister_cuda_ci(900, "stage-c-8-gpu-h200")',
+    )
+    report = _run(repo, base, repo.commit())
+    assert _entry(report, SHORT, "cuda").reasons == ["marker added"]
+    assert _entry(report, SHORT).change == "modified"
+
+
+def test_a_changed_harness_makes_its_importers_affected(example: tuple[GitRepo, str]) -> None:
+    repo, base = example
+    _replace(repo, HARNESS, "exist_ok=True", "exist_ok=False")
+    report = _run(repo, base, repo.commit())
+    short = _entry(report, SHORT)
+    assert short.change == "affected"
+    assert short.reasons == [f"imports `{HARNESS}`, which changed"]
+    assert _entry(report, MOE).change == "affected"  # affected, but disabled: not selected
+    assert [(s.path, s.tier) for s in report.selected] == [(SHORT, "harness")]
+
+
+def test_a_removed_imported_module_still_counts(example: tuple[GitRepo, str]) -> None:
+    repo, base = example
+    repo.write("tests/e2e/megatron/helpers.py", "X = 1\n")
+    _replace(repo, SHORT, "from tests.e2e", "from tests.e2e.megatron.helpers import X\nfrom tests.e2e")
+    base = repo.commit()
+    repo.remove("tests/e2e/megatron/helpers.py")
+    report = _run(repo, base, repo.commit())
+    assert _entry(report, SHORT).change == "affected"
+
+
+def test_a_rocm_environment_change_affects_every_rocm_test(example: tuple[GitRepo, str]) -> None:
+    repo, base = example
+    _replace(repo, "docker/Dockerfile.rocm", "polars", "polars xxhash")
+    report = _run(repo, base, repo.commit())
+    short = _entry(report, SHORT)
+    assert (short.change, short.tier) == ("affected", "environment")
+    assert short.reasons == ["the ROCm environment changed: `docker/Dockerfile.rocm`"]
+    assert _entry(report, MOE, "cuda").change == "unchanged"
+    assert [(s.path, s.tier) for s in report.selected] == [(SHORT, "environment")]
+
+
+def test_an_unrelated_change_changes_nothing(example: tuple[GitRepo, str]) -> None:
+    repo, base = example
+    repo.write("README.md", "hello\n")
+    report = _run(repo, base, repo.commit())
+    assert {t.change for t in report.tests} == {"unchanged"}
+    assert report.selected == [] and report.findings == [] and report.exit_code == 0
+
+
+def test_nightly_and_off_pr_suites_are_not_selected_unless_configured(git_repo: GitRepo) -> None:
+    git_repo.write_all(
+        {
+            ".github/workflows/ci.yml": "run: --suite stage-b-1-gpu-mi350\n",
+            ".github/rocmbot.yml": "suites:\n  stage-b-1-gpu-mi350: {per_pr: false}\n",
+        }
+    )
+    base = git_repo.commit()
+    git_repo.write("tests/test_a.py", 'register_rocm_ci(60, "nightly-1-gpu-mi350")\n')
+    git_repo.write("tests/test_b.py", 'register_rocm_ci(60, "stage-b-1-gpu-mi350")\n')
+    report = _run(git_repo, base, git_repo.commit())
+    assert [t.change for t in report.tests] == ["added", "added"]
+    assert report.selected == []
+    git_repo.write(".github/rocmbot.yml", "select_nightly: true\n")
+    base = git_repo.commit()
+    git_repo.write("tests/test_a.py", 'register_rocm_ci(61, "nightly-1-gpu-mi350")\n')
+    report = _run(git_repo, base, git_repo.commit())
+    assert [s.path for s in report.selected] == ["tests/test_a.py"]
+
+
+def test_policy_is_read_from_the_base_not_the_head(git_repo: GitRepo) -> None:
+    git_repo.write("tests/test_a.py", 'register_rocm_ci(60, "stage-q-big")\n')
+    git_repo.write(".github/workflows/ci.yml", "run: --suite stage-q-big\n")
+    base = git_repo.commit()
+    git_repo.write(".github/rocmbot.yml", "tests: ['nothing/*.py']\n")
+    git_repo.write("tests/test_a.py", 'register_rocm_ci(61, "stage-q-big")\n')
+    report = _run(git_repo, base, git_repo.commit())
+    assert [t.change for t in report.tests] == ["modified"]
+    assert [f.rule for f in report.findings] == ["REG003"]
+
+
+def test_registration_findings_are_reported_for_touched_tests_only(example: tuple[GitRepo, str]) -> None:
+    repo, base = example
+    repo.write(
+        "tests/e2e/test_bad.py", 'register_rocm_ci(T, "stage-c-9-gpu-nowhere")\nregister_rocm_ci(1, "big")\n'
+    )
+    repo.write("tests/e2e/test_broken.py", "register_rocm_ci(1,\n")
+    base2 = repo.commit()
+    report = _run(repo, base, base2)
+    rules = sorted((f.rule, f.path, f.line) for f in report.findings)
+    assert rules == [
+        ("REG001", "tests/e2e/test_bad.py", 1),
+        ("REG001", "tests/e2e/test_bad.py", 2),
+        ("REG002", "tests/e2e/test_bad.py", 1),
+        ("REG003", "tests/e2e/test_bad.py", 2),
+        ("REG004", "tests/e2e/test_broken.py", 1),
+    ]
+    assert report.exit_code == 1
+    repo.write("README.md", "x\n")
+    later = _run(repo, base2, repo.commit())
+    assert later.findings == []
+    full = audit(FolderTree(repo.root))
+    assert {f.rule for f in full.findings} == {"REG001", "REG002", "REG003", "REG004"}
+
+
+def test_a_broken_harness_is_reg004_for_its_tests(example: tuple[GitRepo, str]) -> None:
+    repo, base = example
+    _replace(repo, HARNESS, "def prepare(case: CaseConfig) -> None:", "def prepare(case: CaseConfig) -> None")
+    report = _run(repo, base, repo.commit())
+    assert [(f.rule, f.path) for f in report.findings] == [("REG004", HARNESS)]
+    assert _entry(report, SHORT).change == "affected"
+
+
+def test_oversized_and_binary_test_files_are_skipped_with_reg004(git_repo: GitRepo) -> None:
+    git_repo.write("README.md", "x")
+    base = git_repo.commit()
+    git_repo.write("tests/test_big.py", "x = 1\n" * 200_000)
+    git_repo.write("tests/test_bin.py", b"\x00\x01register_rocm_ci(1)")
+    git_repo.write("tests/test_latin.py", b"# \xe9\n")
+    report = _run(git_repo, base, git_repo.commit())
+    messages = {f.path: f.message for f in report.findings}
+    assert set(messages) == {"tests/test_big.py", "tests/test_bin.py", "tests/test_latin.py"}
+    assert "over the 1048576-byte limit" in messages["tests/test_big.py"]
+    assert "binary" in messages["tests/test_bin.py"]
+    assert "not UTF-8" in messages["tests/test_latin.py"]
+
+
+def test_invalid_config_is_cfg001_and_the_defaults_stand_in(git_repo: GitRepo) -> None:
+    git_repo.write(".github/rocmbot.yml", "tests: 5\nselect_nightly: true\n")
+    git_repo.write("tests/test_a.py", 'register_rocm_ci(60, "nightly-1-gpu-x")\n')
+    sha = git_repo.commit()
+    with GitRepository(git_repo.root) as git:
+        loaded = read_config(git.tree(sha))
+        report = audit(git.tree(sha))
+    assert loaded.config.select_nightly is True
+    assert loaded.sources["tests"] == "default"
+    assert loaded.sources["select_nightly"] == ".github/rocmbot.yml"
+    (cfg,) = [f for f in report.findings if f.rule == "CFG001"]
+    assert cfg.line == 1 and "`tests`" in cfg.message
+    assert [t.path for t in report.tests] == ["tests/test_a.py"]
+
+
+def test_audit_lists_every_marker(example: tuple[GitRepo, str]) -> None:
+    repo, _ = example
+    with GitRepository(repo.root) as git:
+        report = audit(git.tree("HEAD"))
+    assert [(t.path, t.backend) for t in report.tests] == [
+        (MOE, "cuda"),
+        (MOE, "rocm"),
+        (SHORT, "rocm"),
+    ]
+    assert report.selected == [] and report.mode == "audit"

@@ -1,0 +1,150 @@
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.analysis.findings import Severity, finding
+from bot.analysis.report import Report, Selected, Table, TestEntry
+from bot.formats import FORMATS, github_actions, markdown, sarif, text
+from bot.formats.escape import code, inline, prose
+
+HOSTILE = "@octocat <img src=x onerror=alert(1)> [click](https://evil.example) `x` #12 **b** | c"
+
+
+def _report(mode: str = "analyze") -> Report:
+    entry = TestEntry(
+        path="tests/test_@octocat.py",
+        line=3,
+        func="register_rocm_ci",
+        backend="rocm",
+        suite="stage-c-4-gpu-mi350",
+        gpus=4,
+        est_time=1600,
+        disabled=None,
+        change="enabled",
+        reasons=[f"disabled marker removed; was: '{HOSTILE}'"],
+        tier="direct",
+    )
+    return Report(
+        mode=mode,  # type: ignore[arg-type]
+        base="a" * 40,
+        head="b" * 40,
+        tests=[entry],
+        selected=[Selected(entry.path, "stage-c-4-gpu-mi350", 1600, "direct", 4)],
+        findings=[
+            finding(
+                "REG001",
+                "tests/test_@octocat.py",
+                3,
+                f"Suite `{HOSTILE}` is run by no CI job.",
+                fix="add it",
+                test="tests/x.py",
+                details=("more, with @someone",),
+            ),
+            finding("REG003", None, None, "no location"),
+            finding("REG002", "a,b:c.py", 7, "100% wrong\nsecond line", severity=Severity.ERROR),
+        ],
+        tables=[Table("Launches of @team", ("TP", "PP"), (("2", "<b>2</b>"),), note="note @x")],
+    )
+
+
+def test_json_is_schema_1_with_exactly_the_documented_keys() -> None:
+    doc = json.loads(FORMATS["json"](_report()))
+    assert list(doc) == ["schema", "base", "head", "tests", "selected", "findings"]
+    assert doc["schema"] == 1
+    assert list(doc["tests"][0]) == [
+        "path",
+        "backend",
+        "suite",
+        "gpus",
+        "est_time",
+        "disabled",
+        "change",
+        "reasons",
+    ]
+    assert doc["tests"][0]["est_time"] == 1600
+    assert doc["selected"] == [
+        {"path": "tests/test_@octocat.py", "suite": "stage-c-4-gpu-mi350", "est_time": 1600, "tier": "direct"}
+    ]
+    assert list(doc["findings"][0]) == ["rule", "severity", "path", "line", "message", "fix", "test"]
+    audit_doc = json.loads(FORMATS["json"](_report("audit")))
+    assert "base" not in audit_doc and audit_doc["head"] == "b" * 40
+
+
+def _outside_code(body: str) -> str:
+    return re.sub(r"(`+).*?\1", "", body)
+
+
+def test_markdown_lets_no_mention_link_or_html_through() -> None:
+    rendered = markdown.render(_report())
+    body = _outside_code(rendered)
+    assert "@octocat" not in body and "@someone" not in body and "@team" not in body
+    assert "<img" not in body and "<b>" not in body
+    assert "](https://" not in body and "https://" not in body
+    assert "### ❌ rocmbot: 1 error, 2 warnings" in body
+    assert "| `tests/test_@octocat.py` |" in rendered
+    row = next(line for line in rendered.splitlines() if line.startswith("| `tests/"))
+    assert len(re.findall(r"(?<!\\)\|", row)) == 8  # seven cells, whatever the text held
+    assert "about 107 GPU-minutes" in body
+    assert "<details><summary>Launches of @\u200bteam</summary>" in body
+
+
+@given(st.text(max_size=200))
+def test_escaped_text_never_holds_raw_markup(value: str) -> None:
+    for rendered in (inline(value), prose(value)):
+        assert "<" not in rendered and ">" not in rendered
+        assert "@" not in rendered.replace("@\u200b", "")
+        assert "\n" not in rendered
+    span = code(value)
+    assert "\n" not in span
+
+
+def test_code_spans_hold_backticks() -> None:
+    assert code("a`b") == "``a`b``"
+    assert code("`x") == "`` `x ``"
+    assert prose("use `x=1` now") == "use `x=1` now"
+
+
+def test_text_format_names_rules_and_fixes() -> None:
+    out = text.render(_report())
+    assert "tests/test_@octocat.py:3: warning REG001 [suite-not-run]" in out
+    assert "    fix: add it" in out
+    assert "ROCm runs to dispatch: 1 (107 GPU-minutes)" in out
+    assert "Launches of @team" in out
+    audit_out = text.render(_report("audit"))
+    assert audit_out.startswith("rocmbot audit bbbbbbbbbbbb: 1 error, 2 warnings")
+
+
+def test_github_format_escapes_workflow_command_data() -> None:
+    out = github_actions.render(_report())
+    assert (
+        "::error file=a%2Cb%3Ac.py,line=7,title=REG002 marker-not-literal::100%25 wrong%0Asecond line" in out
+    )
+    assert "::warning title=REG003 gpu-count-unknown::no location" in out
+    assert out.splitlines()[-1].startswith("::notice title=rocmbot::1 errors, 2 warnings")
+
+
+def test_sarif_is_2_1_0_with_rules_and_locations() -> None:
+    doc = json.loads(sarif.render(_report()))
+    assert doc["version"] == "2.1.0"
+    run = doc["runs"][0]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["REG001", "REG002", "REG003"]
+    by_rule = {r["ruleId"]: r for r in run["results"]}
+    assert by_rule["REG002"]["level"] == "error"
+    assert by_rule["REG002"]["locations"][0]["physicalLocation"]["region"] == {"startLine": 7}
+    assert by_rule["REG003"]["level"] == "warning" and "locations" not in by_rule["REG003"]
+    assert all(
+        r["ruleIndex"] == [x["id"] for x in run["tool"]["driver"]["rules"]].index(r["ruleId"])
+        for r in run["results"]
+    )
+
+
+def test_empty_report_renders_quietly() -> None:
+    report = Report("analyze", "a" * 40, "b" * 40, [], [], [])
+    assert "No registered test is touched (0 markers checked)." in markdown.render(report)
+    assert "ROCm runs `/run-amd` would dispatch**: none." in markdown.render(report)
+    assert "ROCm runs to dispatch: none" in text.render(report)
+    assert markdown.render(report).startswith("### ✅ rocmbot: no findings")

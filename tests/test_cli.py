@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.demo import build_example
+from tests.gitrepo import GitRepo
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> tuple[Path, str, str]:
+    root = tmp_path / "repo"
+    base, head = build_example(root)
+    return root, base, head
+
+
+def test_analyze_json_follows_the_documented_schema(example: tuple[Path, str, str],
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    root, base, head = example
+    code = main(["analyze", "--repo", str(root), "--base", base, "--head", head, "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["base"], doc["head"]) == (base, head)
+    assert [t["change"] for t in doc["tests"] if t["backend"] == "rocm"] == ["enabled", "unchanged"]
+    assert doc["selected"][0]["tier"] == "direct"
+    assert code == (1 if any(f["severity"] == "error" for f in doc["findings"]) else 0)
+
+
+@pytest.mark.parametrize(("fmt", "token"), [
+    ("text", "test_qwen35_moe.py"), ("markdown", "test_qwen35_moe.py"),
+    ("sarif", '"version": "2.1.0"'), ("github", "::notice title=rocmbot::"),
+])
+def test_every_format_renders(example: tuple[Path, str, str], fmt: str, token: str, tmp_path: Path) -> None:
+    root, base, head = example
+    out = tmp_path / "report.out"
+    assert main(["analyze", "--repo", str(root), "--base", base, "--head", head,
+                 "--format", fmt, "-o", str(out)]) in (0, 1)
+    assert token in out.read_text()
+
+
+def test_exit_status_1_on_error_findings(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    git_repo.write("tests/test_a.py", "register_rocm_ci(T, 'stage-b-1-gpu-x')\n")
+    git_repo.commit()
+    assert main(["audit", "--repo", str(git_repo.root), "--rev", "HEAD"]) == 1
+    assert "REG002" in capsys.readouterr().out
+    assert main(["audit", "--repo", str(git_repo.root)]) == 1  # the working tree
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["analyze", "--base", "nope"], "unknown revision: nope"),
+        (["analyze", "--repo", "{tmp}/absent", "--base", "x"], "not a folder"),
+        (["analyze", "--repo", "{tmp}", "--base", "x"], "not a git repository"),
+        (["audit", "--repo", "{repo}", "--rev", "nope"], "unknown revision: nope"),
+        (["audit", "--repo", "{repo}", "--config", "{tmp}/none.yml"], "cannot read config"),
+        (["analyze", "--repo", "{repo}", "--base", "HEAD", "-o", "{tmp}/absent/x"], "cannot write"),
+        (["analyze"], "the following arguments are required: --base"),
+        (["audit", "--format", "xml"], "invalid choice"),
+        ([], ""),
+    ],
+)
+def test_usage_and_input_errors_exit_2_with_one_line(
+    args: list[str], message: str, example: tuple[Path, str, str], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root, _, _ = example
+    monkeypatch.chdir(root)
+    argv = [a.format(tmp=tmp_path, repo=root) for a in args]
+    with pytest.raises(SystemExit) as exc:
+        raise SystemExit(main(argv))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err
+    if message:
+        assert len(err.strip().splitlines()) == 1
+        assert "Traceback" not in err
+
+
+def test_an_unexpected_error_is_one_line_not_a_traceback(
+    example: tuple[Path, str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, _, _ = example
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("bot.analysis.engine.audit", boom)
+    assert main(["audit", "--repo", str(root)]) == 2
+    assert capsys.readouterr().err == (
+        "rocmbot: error: RuntimeError: disk on fire (set ROCMBOT_DEBUG=1 for details)\n")
+
+
+def test_config_shows_sources_and_problems(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    git_repo.write(".github/rocmbot.yml", "select_nightly: true\nsuite: {}\n")
+    git_repo.commit()
+    assert main(["config", "--repo", str(git_repo.root), "--rev", "HEAD"]) == 1
+    out = capsys.readouterr().out
+    assert "# select_nightly: from .github/rocmbot.yml\nselect_nightly: true" in out
+    assert "# tests: from default" in out
+    assert "# CFG001 suite (line 2): unknown key; did you mean `suites`?" in out
+
+
+def test_demo_analyses_the_example_pr(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["demo", "--format", "text", "--dir", str(tmp_path / "demo")]) == 0
+    out = capsys.readouterr().out
+    assert f"Example repository at {tmp_path / 'demo'} (kept)" in out
+    assert "enabled     rocm tests/e2e/megatron/test_qwen35_moe.py" in out
+
+
+def test_analysis_commands_import_no_web_stack() -> None:
+    probe = (
+        "import sys; from bot.cli import main; "
+        "main(['demo', '--format', 'json']); "
+        "heavy = {'fastapi', 'uvicorn', 'sqlalchemy', 'github', 'starlette', 'httpx'} & set(sys.modules); "
+        "sys.stderr.write(repr(sorted(heavy)))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert proc.stderr == "[]"
+
+
+def test_console_script_runs() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "--version"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("rocmbot ")

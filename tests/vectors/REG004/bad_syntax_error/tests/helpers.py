@@ -1,0 +1,2 @@
+def broken(:  # [REG004]
+    pass

@@ -1,0 +1,3 @@
+register_rocm_ci(1600, "stage-c-4-gpu-mi350"  # [REG004]
+
+CASE = 1

@@ -1,0 +1,3 @@
+from tests.helpers import broken
+
+register_rocm_ci(1600, "stage-c-4-gpu-mi350")
