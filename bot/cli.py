@@ -14,7 +14,9 @@ from bot import __version__
 
 if TYPE_CHECKING:
     from bot.analysis.tree import GitRepository, Tree
+    from bot.store.store import Store
     from config.repo import LoadedConfig
+    from config.settings import Settings
 
 log = logging.getLogger("rocmbot")
 
@@ -63,6 +65,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repo", default=".", metavar="PATH", help="a repository or folder (default: .)")
     p.add_argument("--rev", metavar="REV", help="a git revision (default: the files as they are)")
     p.add_argument("--config", metavar="FILE", help="a configuration file to show instead")
+
+    p = sub.add_parser("serve", help="run the webhook service (with an in-process worker)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    p.add_argument("--no-worker", action="store_true",
+                   help="only accept and store deliveries; run `rocmbot worker` to process them")
+
+    p = sub.add_parser("worker", help="process stored deliveries")
+    p.add_argument("--concurrency", type=int, metavar="N", help="worker threads (default: settings)")
+
+    p = sub.add_parser("db", help="database maintenance")
+    db = p.add_subparsers(dest="db_command", metavar="ACTION", parser_class=_Parser, required=True)
+    db.add_parser("upgrade", help="apply the schema migrations")
+    db.add_parser("current", help="print the schema revision")
+
+    p = sub.add_parser("deliveries", help="inspect and retry stored deliveries")
+    dl = p.add_subparsers(dest="deliveries_command", metavar="ACTION", parser_class=_Parser, required=True)
+    q = dl.add_parser("list", help="the newest deliveries")
+    q.add_argument("--status", choices=["queued", "processing", "done", "failed", "dead", "superseded"])
+    q.add_argument("--limit", type=int, default=50)
+    q.add_argument("--json", action="store_true", help="one JSON object per line")
+    q = dl.add_parser("show", help="one delivery, with its payload")
+    q.add_argument("id", help="the X-GitHub-Delivery id")
+    q = dl.add_parser("retry", help="queue a delivery again")
+    q.add_argument("id", help="the X-GitHub-Delivery id")
+
+    p = sub.add_parser("replay", help="send a captured or stored payload to a service, or process it here")
+    p.add_argument("file", nargs="?", help="a JSON payload file (or use --delivery)")
+    p.add_argument("--delivery", metavar="ID", help="replay a stored delivery instead of a file")
+    p.add_argument("--event", help="the X-GitHub-Event name (required with a file)")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--url", help="POST it, signed, to this webhook URL")
+    where.add_argument("--dry-run", action="store_true", help="process it in this process; print the effects")
 
     p = sub.add_parser("demo", help="build a small example repository with a PR and analyse it")
     p.add_argument("--dir", metavar="PATH", help="where to build it (default: a temporary folder)")
@@ -189,11 +224,136 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _settings() -> Settings:
+    from pydantic import ValidationError
+
+    from config.settings import Settings
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = "ROCMBOT_" + "_".join(str(p) for p in first["loc"]).upper()
+        raise UsageError(f"invalid setting {name}: {first['msg']}") from exc
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from bot import logs
+    from bot.service import serve
+    from config.settings import SettingsError
+
+    settings = _settings()
+    try:
+        settings.check_servable()
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from exc
+    logs.configure(settings.log_level, settings.log_format)
+    serve(settings, args.host, args.port, with_worker=not args.no_worker)
+    return EXIT_OK
+
+
+def _cmd_worker(args: argparse.Namespace) -> int:
+    from bot import logs
+    from bot.service import run_workers
+
+    settings = _settings()
+    logs.configure(settings.log_level, settings.log_format)
+    run_workers(settings, args.concurrency or settings.worker_concurrency)
+    return EXIT_OK
+
+
+def _store() -> Store:
+    from bot.store.store import Store
+
+    return Store(_settings().database_url)
+
+
+def _cmd_db(args: argparse.Namespace) -> int:
+    store = _store()
+    try:
+        if args.db_command == "upgrade":
+            revision = store.upgrade()
+            sys.stdout.write(f"database at revision {revision}\n")
+        else:
+            sys.stdout.write(f"{store.revision() or 'empty'} (latest: {store.head_revision()})\n")
+    finally:
+        store.close()
+    return EXIT_OK
+
+
+def _when(ts: float | None) -> str:
+    import time
+
+    return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts))
+
+
+def _cmd_deliveries(args: argparse.Namespace) -> int:
+    import json
+
+    store = _store()
+    try:
+        if args.deliveries_command == "list":
+            for d in store.recent(args.status, args.limit):
+                if args.json:
+                    sys.stdout.write(json.dumps(d.summary()) + "\n")
+                else:
+                    where = f"{d.repository or '-'}#{d.pr_number}" if d.pr_number else (d.repository or "-")
+                    sys.stdout.write(f"{d.delivery_id}  {_when(d.received_at)}  {d.status:<10} "
+                                     f"{d.attempts}x  {d.event}.{d.action or '-'}  {where}\n")
+            return EXIT_OK
+        record = store.get(args.id)
+        if record is None:
+            raise UsageError(f"no delivery {args.id}")
+        if args.deliveries_command == "show":
+            sys.stdout.write(json.dumps({**record.summary(), "payload": record.payload()}, indent=2) + "\n")
+            return EXIT_OK
+        if not store.retry(args.id):
+            raise UsageError(f"delivery {args.id} is being processed; retry it once it ends")
+        sys.stdout.write(f"{args.id} queued again\n")
+        return EXIT_OK
+    finally:
+        store.close()
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from bot.replay import replay_dry_run, replay_to_url
+
+    settings = _settings()
+    if args.delivery:
+        store = _store()
+        try:
+            record = store.get(args.delivery)
+        finally:
+            store.close()
+        if record is None:
+            raise UsageError(f"no delivery {args.delivery}")
+        event, body = record.event, record.payload_text.encode()
+    else:
+        if not args.file or not args.event:
+            raise UsageError("give a payload FILE with --event NAME, or --delivery ID")
+        try:
+            body = Path(args.file).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.file}: {exc.strerror}") from exc
+        event = args.event
+    if args.url:
+        status, answer = replay_to_url(settings, args.url, event, body)
+        sys.stdout.write(f"{status} {answer}\n")
+        return EXIT_OK if status < 300 else EXIT_FINDINGS
+    sys.stdout.write(replay_dry_run(settings, event, body))
+    return EXIT_OK
+
+
 _COMMANDS = {
     "analyze": _cmd_analyze,
     "audit": _cmd_audit,
     "config": _cmd_config,
     "demo": _cmd_demo,
+    "serve": _cmd_serve,
+    "worker": _cmd_worker,
+    "db": _cmd_db,
+    "deliveries": _cmd_deliveries,
+    "replay": _cmd_replay,
 }
 
 

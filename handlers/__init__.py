@@ -2,4 +2,9 @@
 
 from __future__ import annotations
 
-ROUTERS: tuple[object, ...] = ()
+from bot.router import Router
+
+
+def build_router() -> Router:
+    """Every handler module's router, in the order their handlers run."""
+    return Router()

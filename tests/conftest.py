@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,3 +17,16 @@ settings.load_profile("ci")
 @pytest.fixture
 def git_repo(tmp_path: Path) -> GitRepo:
     return GitRepo(tmp_path / "repo")
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL server for the session (ROCMBOT_TEST_DATABASE_URL to use your own)."""
+    given = os.environ.get("ROCMBOT_TEST_DATABASE_URL")
+    if given:
+        yield given
+        return
+    from tests.pg import postgres_server
+
+    with postgres_server() as url:
+        yield url

@@ -1,0 +1,105 @@
+"""Service settings from the environment (`ROCMBOT_*`); built by the caller, never at import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DATABASE_URL = "sqlite:///rocmbot.db"
+
+
+class SettingsError(ValueError):
+    """The settings cannot run the service; the message says which variable to set."""
+
+
+class Settings(BaseSettings):
+    """Everything the service reads from its environment."""
+
+    model_config = SettingsConfigDict(env_prefix="ROCMBOT_", extra="ignore", frozen=True)
+
+    webhook_secret: SecretStr | None = Field(
+        default=None, description="HMAC secret(s) of the App's webhook; comma-separated to rotate"
+    )
+    dry_run: bool | None = Field(
+        default=None, description="record effects without sending them (default: on without App credentials)"
+    )
+    database_url: str = DEFAULT_DATABASE_URL
+    auto_migrate: bool | None = Field(
+        default=None, description="apply migrations on start (default: on for SQLite)"
+    )
+    app_id: int | None = None
+    private_key: SecretStr | None = None
+    private_key_path: Path | None = None
+    github_api_url: str = "https://api.github.com"
+    max_body_bytes: int = Field(default=25 * 1024 * 1024, ge=1024)
+    max_attempts: int = Field(default=8, ge=1, le=100)
+    lease_seconds: float = Field(default=60.0, gt=0)
+    backoff_base_seconds: float = Field(default=2.0, gt=0)
+    backoff_max_seconds: float = Field(default=600.0, gt=0)
+    poll_seconds: float = Field(default=0.5, gt=0)
+    worker_concurrency: int = Field(default=2, ge=1, le=64)
+    log_format: Literal["json", "text"] = "json"
+    log_level: str = "INFO"
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        value = value.upper()
+        if value not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError("one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+        return value
+
+    @model_validator(mode="after")
+    def _key_source(self) -> Settings:
+        if self.private_key is not None and self.private_key_path is not None:
+            raise ValueError("set ROCMBOT_PRIVATE_KEY or ROCMBOT_PRIVATE_KEY_PATH, not both")
+        return self
+
+    @property
+    def secrets(self) -> list[bytes]:
+        """The webhook secrets in rotation order (the first signs replays)."""
+        if self.webhook_secret is None:
+            return []
+        raw = self.webhook_secret.get_secret_value()
+        return [s.strip().encode() for s in raw.split(",") if s.strip()]
+
+    @property
+    def has_app_credentials(self) -> bool:
+        return self.app_id is not None and (self.private_key is not None or self.private_key_path is not None)
+
+    @property
+    def effective_dry_run(self) -> bool:
+        """Dry-run when asked, or when there are no App credentials to act with."""
+        return bool(self.dry_run) if self.dry_run is not None else not self.has_app_credentials
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def migrate_on_start(self) -> bool:
+        return self.auto_migrate if self.auto_migrate is not None else self.is_sqlite
+
+    def app_private_key(self) -> str | None:
+        """The App's PEM private key, from the variable or the file."""
+        if self.private_key is not None:
+            return self.private_key.get_secret_value().replace("\\n", "\n")
+        if self.private_key_path is not None:
+            try:
+                return self.private_key_path.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise SettingsError(
+                    f"ROCMBOT_PRIVATE_KEY_PATH: cannot read {self.private_key_path}: {exc.strerror}"
+                ) from exc
+        return None
+
+    def check_servable(self) -> None:
+        """Refuse to serve webhooks that nothing could authenticate, unless dry-run is explicit."""
+        if not self.secrets and self.dry_run is not True:
+            raise SettingsError(
+                "ROCMBOT_WEBHOOK_SECRET is not set: refusing to accept unsigned webhooks. "
+                "Set it to the App's webhook secret, or set ROCMBOT_DRY_RUN=1 to run without one."
+            )

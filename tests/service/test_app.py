@@ -1,0 +1,181 @@
+"""The service over real HTTP: uvicorn on loopback, real SQLite."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bot.app import create_app
+from bot.events import Event
+from bot.router import Router
+from bot.store.store import Store
+from config.settings import Settings, SettingsError
+from tests.service.helpers import SECRET, pr_payload, signed
+from tests.service.server import serving
+
+
+def _settings(tmp_path: Path, **extra: Any) -> Settings:
+    values: dict[str, Any] = {"webhook_secret": SECRET.decode(), "database_url": f"sqlite:///{tmp_path}/db.sqlite",
+                              "poll_seconds": 0.02, "lease_seconds": 5, "backoff_base_seconds": 0.01,
+                              "max_attempts": 2, **extra}
+    return Settings(**values)
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[str]:
+    with serving(create_app(_settings(tmp_path, max_body_bytes=64 * 1024))) as url:
+        yield url
+
+
+def test_a_signed_delivery_is_stored_then_acknowledged_once(service: str, tmp_path: Path) -> None:
+    body, headers = signed("pull_request", "d-1", pr_payload())
+    first = httpx.post(f"{service}/webhook", content=body, headers=headers)
+    again = httpx.post(f"{service}/webhook", content=body, headers=headers)
+    assert (first.status_code, first.json()) == (202, {"status": "queued", "delivery_id": "d-1"})
+    assert (again.status_code, again.json()["status"]) == (200, "duplicate")
+    store = Store(f"sqlite:///{tmp_path}/db.sqlite")
+    record = store.get("d-1")
+    store.close()
+    assert record is not None and record.pr_key == "octo/miles#1" and record.status == "queued"
+
+
+def test_form_encoded_deliveries_are_accepted(service: str) -> None:
+    payload = json.dumps(pr_payload())
+    body = httpx.QueryParams({"payload": payload}).__str__().encode()
+    _, headers = signed("pull_request", "d-form", body)
+    headers["Content-Type"] = "application/x-www-form-urlencoded"
+    answer = httpx.post(f"{service}/webhook", content=body, headers=headers)
+    assert answer.status_code == 202
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "reason"),
+    [
+        ({"X-Hub-Signature-256": None}, 401, "missing X-Hub-Signature-256"),
+        ({"X-Hub-Signature-256": "sha256=" + "0" * 64}, 401, "does not match"),
+        ({"X-GitHub-Event": None}, 400, "missing X-GitHub-Event"),
+        ({"X-GitHub-Delivery": None}, 400, "missing X-GitHub-Delivery"),
+        ({"Content-Type": "text/xml"}, 415, "unsupported content type"),
+    ],
+)
+def test_bad_requests_get_a_status_and_a_json_reason(
+    service: str, change: dict[str, str | None], status: int, reason: str
+) -> None:
+    body, headers = signed("pull_request", "d-bad", pr_payload())
+    for key, value in change.items():
+        if value is None:
+            headers.pop(key)
+        else:
+            headers[key] = value
+    answer = httpx.post(f"{service}/webhook", content=body, headers=headers)
+    assert answer.status_code == status
+    assert reason in answer.json()["error"]
+
+
+def test_malformed_json_is_400(service: str) -> None:
+    body, headers = signed("pull_request", "d-json", b"{not json")
+    answer = httpx.post(f"{service}/webhook", content=body, headers=headers)
+    assert answer.status_code == 400 and "not valid JSON" in answer.json()["error"]
+
+
+def test_oversized_bodies_are_413_declared_or_streamed(service: str) -> None:
+    big = b'{"x": "' + b"a" * (70 * 1024) + b'"}'
+    body, headers = signed("pull_request", "d-big", big)
+    assert httpx.post(f"{service}/webhook", content=body, headers=headers).status_code == 413
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(70):
+            yield b"a" * 1024
+
+    del headers["Content-Type"]
+    streamed = httpx.post(f"{service}/webhook", content=chunks(), headers=headers)
+    assert streamed.status_code == 413 and "limit" in streamed.json()["error"]
+
+
+def test_ping_answers_200(service: str) -> None:
+    body, headers = signed("ping", "d-ping", {"zen": "Keep it logically awesome.", "hook_id": 1})
+    answer = httpx.post(f"{service}/webhook", content=body, headers=headers)
+    assert answer.status_code == 200 and answer.json()["status"] == "pong"
+
+
+def test_health_readiness_and_metrics(service: str) -> None:
+    assert httpx.get(f"{service}/healthz").json() == {"status": "ok"}
+    assert httpx.get(f"{service}/readyz").json() == {"status": "ready"}
+    body, headers = signed("pull_request", "d-m", pr_payload())
+    httpx.post(f"{service}/webhook", content=body, headers=headers)
+    text = httpx.get(f"{service}/metrics").text
+    assert 'rocmbot_deliveries_total{event="pull_request",outcome="stored"} 1.0' in text
+    assert 'rocmbot_deliveries_by_status{status="queued"} 1.0' in text
+    assert "rocmbot_ack_seconds_bucket" in text
+
+
+def test_not_ready_until_migrated(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, auto_migrate=False)
+    with serving(create_app(settings)) as url:
+        answer = httpx.get(f"{url}/readyz")
+        assert answer.status_code == 503 and "rocmbot db upgrade" in answer.json()["reason"]
+        body, headers = signed("pull_request", "d-x", pr_payload())
+        stored = httpx.post(f"{url}/webhook", content=body, headers=headers)
+        assert stored.status_code == 503 and "redeliver later" in stored.json()["error"]
+
+
+def test_refuses_to_start_without_a_secret_unless_dry_run_is_explicit(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="ROCMBOT_WEBHOOK_SECRET is not set"):
+        create_app(Settings(database_url=f"sqlite:///{tmp_path}/a.db"))
+    with pytest.raises(SettingsError):
+        create_app(Settings(database_url=f"sqlite:///{tmp_path}/a.db", dry_run=False))
+    app = create_app(Settings(database_url=f"sqlite:///{tmp_path}/a.db", dry_run=True))
+    with serving(app) as url:
+        body, headers = signed("pull_request", "d-unsigned", pr_payload())
+        del headers["X-Hub-Signature-256"]
+        assert httpx.post(f"{url}/webhook", content=body, headers=headers).status_code == 202
+
+
+def test_rotated_secrets_both_verify(tmp_path: Path) -> None:
+    app = create_app(_settings(tmp_path, webhook_secret="new-secret, test-secret"))
+    with serving(app) as url:
+        for n, secret in enumerate((b"new-secret", SECRET)):
+            body, headers = signed("pull_request", f"d-{n}", pr_payload(), secret)
+            assert httpx.post(f"{url}/webhook", content=body, headers=headers).status_code == 202
+
+
+def test_the_in_process_worker_processes_and_isolates_handler_failures(tmp_path: Path) -> None:
+    router = Router()
+    seen: list[tuple[str, str]] = []
+
+    @router.register("pull_request", "synchronize")
+    def broken(event: Event, context: Any) -> None:
+        seen.append(("broken", event.delivery_id))
+        raise RuntimeError("handler bug")
+
+    @router.register("pull_request")
+    def fine(event: Event, context: Any) -> None:
+        assert context.store is not None and context.event is event
+        seen.append(("fine", event.delivery_id))
+
+    settings = _settings(tmp_path)
+    with serving(create_app(settings, router=router, run_worker=True)) as url:
+        for n, action in enumerate(("opened", "synchronize")):
+            body, headers = signed("pull_request", f"w-{n}", pr_payload(number=n, action=action))
+            assert httpx.post(f"{url}/webhook", content=body, headers=headers).status_code == 202
+        deadline = time.monotonic() + 20
+        store = Store(settings.database_url)
+        while time.monotonic() < deadline:
+            states = {d.delivery_id: d.status for d in store.recent()}
+            if states == {"w-0": "done", "w-1": "dead"}:
+                break
+            time.sleep(0.05)
+        dead = store.get("w-1")
+        store.close()
+        assert states == {"w-0": "done", "w-1": "dead"}
+        assert dead is not None and dead.attempts == 2
+        assert "handler bug" in (dead.last_error or "") and "broken" in (dead.last_error or "")
+        assert ("fine", "w-1") in seen  # the other handler still ran
+        metrics = httpx.get(f"{url}/metrics").text
+        assert "rocmbot_dead_letters_total 1.0" in metrics and "rocmbot_retries_total 1.0" in metrics

@@ -1,0 +1,120 @@
+"""The service's commands: db, deliveries, replay, serve and worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.store.store import Store
+from tests.service.helpers import SECRET, event_of, pr_payload
+from tests.service.server import serving
+
+
+@pytest.fixture
+def db_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    url = f"sqlite:///{tmp_path}/cli.db"
+    monkeypatch.setenv("ROCMBOT_DATABASE_URL", url)
+    monkeypatch.delenv("ROCMBOT_WEBHOOK_SECRET", raising=False)
+    monkeypatch.delenv("ROCMBOT_DRY_RUN", raising=False)
+    return url
+
+
+def test_db_upgrade_and_current(db_env: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["db", "current"]) == 0
+    assert capsys.readouterr().out == "empty (latest: 0001)\n"
+    assert main(["db", "upgrade"]) == 0
+    assert capsys.readouterr().out == "database at revision 0001\n"
+    assert main(["db", "current"]) == 0
+    assert capsys.readouterr().out.startswith("0001 ")
+
+
+def test_deliveries_list_show_and_retry(db_env: str, capsys: pytest.CaptureFixture[str]) -> None:
+    store = Store(db_env)
+    store.upgrade()
+    payload = pr_payload(number=3)
+    store.add_delivery(event_of("pull_request", "abc", payload), json.dumps(payload))
+    (claimed,) = store.claim("w", lease_seconds=10, max_attempts=1)
+    store.finish(claimed, "w", "dead", error="GitHub said 500")
+    store.close()
+    assert main(["deliveries", "list"]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith("abc  ") and "dead" in line and "pull_request.synchronize  octo/miles#3" in line
+    assert main(["deliveries", "list", "--json", "--status", "dead"]) == 0
+    assert json.loads(capsys.readouterr().out)["last_error"] == "GitHub said 500"
+    assert main(["deliveries", "show", "abc"]) == 0
+    assert json.loads(capsys.readouterr().out)["payload"]["number"] == 3
+    assert main(["deliveries", "retry", "abc"]) == 0
+    assert capsys.readouterr().out == "abc queued again\n"
+    assert main(["deliveries", "show", "nope"]) == 2
+    assert "no delivery nope" in capsys.readouterr().err
+
+
+def test_invalid_settings_are_one_line(db_env: str, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("ROCMBOT_MAX_ATTEMPTS", "many")
+    assert main(["deliveries", "list"]) == 2
+    assert capsys.readouterr().err.startswith("rocmbot: error: invalid setting ROCMBOT_MAX_ATTEMPTS:")
+
+
+def test_serve_refuses_without_a_secret(db_env: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--port", "1"]) == 2
+    assert "ROCMBOT_WEBHOOK_SECRET is not set" in capsys.readouterr().err
+
+
+def test_replay_dry_run_processes_in_process(tmp_path: Path, db_env: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    file = tmp_path / "payload.json"
+    file.write_text(json.dumps(pr_payload(number=8)))
+    assert main(["replay", str(file), "--event", "pull_request", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("event pull_request.synchronize repository=octo/miles pr=8\n")
+    file.write_text("[]")
+    assert main(["replay", str(file), "--event", "pull_request", "--dry-run"]) == 0
+    assert "not a valid delivery: payload must be a JSON object" in capsys.readouterr().out
+    assert main(["replay", "--dry-run"]) == 2
+    assert main(["replay", str(tmp_path / "missing.json"), "--event", "x", "--dry-run"]) == 2
+
+
+def test_replay_signs_and_posts_to_a_running_service(tmp_path: Path, db_env: str,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.app import create_app
+    from config.settings import Settings
+
+    monkeypatch.setenv("ROCMBOT_WEBHOOK_SECRET", SECRET.decode())
+    file = tmp_path / "payload.json"
+    file.write_text(json.dumps(pr_payload(number=8)))
+    with serving(create_app(Settings())) as url:
+        assert main(["replay", str(file), "--event", "pull_request", "--url", f"{url}/webhook"]) == 0
+        assert capsys.readouterr().out.startswith("202 ")
+        (stored,) = Store(db_env).recent()
+        assert main(["replay", "--delivery", stored.delivery_id, "--url", f"{url}/webhook"]) == 0
+        assert capsys.readouterr().out.startswith("202 ")
+        monkeypatch.setenv("ROCMBOT_WEBHOOK_SECRET", "wrong")
+        assert main(["replay", str(file), "--event", "pull_request", "--url", f"{url}/webhook"]) == 1
+    assert main(["replay", "--delivery", "missing", "--dry-run"]) == 2
+
+
+def test_serve_and_worker_processes_stop_cleanly_on_sigterm(tmp_path: Path) -> None:
+    env = {**os.environ, "ROCMBOT_DATABASE_URL": f"sqlite:///{tmp_path}/p.db", "ROCMBOT_DRY_RUN": "1"}
+    serve = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--port", "0"], env=env,
+                             stderr=subprocess.PIPE, text=True)
+    worker = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker", "--concurrency", "2"], env=env,
+                              stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    for proc in (serve, worker):
+        proc.send_signal(signal.SIGTERM)
+    _, serve_err = serve.communicate(timeout=30)
+    _, worker_err = worker.communicate(timeout=30)
+    # uvicorn shuts down gracefully, then re-raises the signal so the exit status tells it.
+    assert serve.returncode in (0, -signal.SIGTERM) and worker.returncode == 0
+    assert '"message": "service stopped"' in serve_err
+    assert '"message": "worker started"' in worker_err

@@ -1,0 +1,154 @@
+"""The store on SQLite and PostgreSQL: deliveries, leases, backoff, the ledger."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import pytest
+
+from bot.store.store import Store, StoreError, backoff_seconds, normalise_url
+from tests.service.helpers import comment_payload, event_of, pr_payload
+
+
+def _add(store: Store, delivery_id: str, number: int = 1, sha: str = "a" * 40, now: float = 1000.0) -> bool:
+    payload = pr_payload(number, sha)
+    return store.add_delivery(event_of("pull_request", delivery_id, payload), json.dumps(payload), now=now)
+
+
+def test_a_delivery_is_stored_once(store: Store) -> None:
+    assert _add(store, "d1") is True
+    assert _add(store, "d1") is False
+    record = store.get("d1")
+    assert record is not None
+    assert (record.event, record.action, record.repository, record.pr_number, record.pr_key) == (
+        "pull_request", "synchronize", "octo/miles", 1, "octo/miles#1")
+    assert record.installation_id == 42 and record.head_sha == "a" * 40
+    assert record.payload()["number"] == 1 and record.to_event().pr_key == "octo/miles#1"
+    assert store.counts()["queued"] == 1 and store.get("nope") is None
+
+
+def test_one_pr_is_never_claimed_twice_at_once(store: Store) -> None:
+    _add(store, "a1", number=1)
+    _add(store, "a2", number=1, sha="c" * 40)
+    _add(store, "b1", number=2)
+    first = store.claim("w1", limit=5, lease_seconds=30, max_attempts=3, now=1001)
+    assert [r.delivery_id for r in first] == ["a1", "b1"]
+    assert store.claim("w2", limit=5, lease_seconds=30, max_attempts=3, now=1002) == []
+    assert store.finish(first[0], "w1", "done", now=1003)
+    second = store.claim("w2", limit=5, lease_seconds=30, max_attempts=3, now=1004)
+    assert [r.delivery_id for r in second] == ["a2"]
+    assert second[0].attempts == 1 and second[0].status == "processing"
+
+
+def test_an_expired_lease_is_taken_over_and_the_old_owner_cannot_finish(store: Store) -> None:
+    _add(store, "a1")
+    (mine,) = store.claim("w1", lease_seconds=10, max_attempts=3, now=1001)
+    assert store.claim("w2", lease_seconds=10, max_attempts=3, now=1005) == []
+    (theirs,) = store.claim("w2", lease_seconds=10, max_attempts=3, now=1012)
+    assert theirs.attempts == 2 and theirs.lease_owner == "w2"
+    assert store.finish(mine, "w1", "done") is False
+    assert store.finish(theirs, "w2", "done") is True
+    assert store.get("a1").status == "done"  # type: ignore[union-attr]
+
+
+def test_renewal_keeps_a_lease(store: Store) -> None:
+    _add(store, "a1")
+    (mine,) = store.claim("w1", lease_seconds=10, max_attempts=3, now=1001)
+    assert store.renew("w1", [mine.id], 100, now=1009) == 1
+    assert store.renew("w2", [mine.id], 100, now=1009) == 0
+    assert store.renew("w1", [], 100) == 0
+    assert store.claim("w2", lease_seconds=10, max_attempts=3, now=1050) == []
+
+
+def test_a_lost_worker_past_max_attempts_is_dead_lettered(store: Store) -> None:
+    _add(store, "a1")
+    store.claim("w1", lease_seconds=1, max_attempts=1, now=1001)
+    assert store.claim("w2", lease_seconds=1, max_attempts=1, now=1010) == []
+    record = store.get("a1")
+    assert record is not None and record.status == "dead" and "lease expired" in (record.last_error or "")
+
+
+def test_retry_waits_for_its_backoff(store: Store) -> None:
+    _add(store, "a1")
+    (mine,) = store.claim("w1", lease_seconds=10, max_attempts=3, now=1001)
+    store.finish(mine, "w1", "queued", error="boom", retry_at=1100, now=1002)
+    assert store.claim("w1", lease_seconds=10, max_attempts=3, now=1050) == []
+    (again,) = store.claim("w1", lease_seconds=10, max_attempts=3, now=1101)
+    assert again.attempts == 2 and again.last_error == "boom"
+
+
+def test_release_gives_work_back_without_spending_an_attempt(store: Store) -> None:
+    _add(store, "a1")
+    store.claim("w1", lease_seconds=100, max_attempts=3)
+    assert store.release("w1") == 1
+    record = store.get("a1")
+    assert record is not None and (record.status, record.attempts, record.lease_owner) == ("queued", 0, None)
+    (again,) = store.claim("w2", lease_seconds=100, max_attempts=3)
+    assert again.attempts == 1
+
+
+def test_a_newer_head_supersedes(store: Store) -> None:
+    _add(store, "old", sha="1" * 40)
+    _add(store, "new", sha="2" * 40)
+    _add(store, "other-pr", number=9, sha="3" * 40)
+    old, new = store.get("old"), store.get("new")
+    assert old is not None and new is not None
+    assert store.newer_head(old) == "2" * 40
+    assert store.newer_head(new) is None
+    comment = event_of("issue_comment", "c1", comment_payload())
+    store.add_delivery(comment, "{}")
+    assert store.newer_head(store.get("c1")) is None  # type: ignore[arg-type]
+
+
+def test_listing_retrying_and_counts(store: Store) -> None:
+    for n in range(3):
+        _add(store, f"d{n}", number=n)
+    (first,) = store.claim("w", lease_seconds=10, max_attempts=1)
+    store.finish(first, "w", "dead", error="x" * 5000)
+    assert [r.delivery_id for r in store.recent()] == ["d2", "d1", "d0"]
+    assert [r.delivery_id for r in store.recent("dead")] == ["d0"]
+    assert len(store.get("d0").last_error or "") == 4000  # type: ignore[union-attr]
+    assert store.retry("d0") is True
+    assert store.get("d0").status == "queued"  # type: ignore[union-attr]
+    assert store.counts() == {"queued": 3, "processing": 0, "done": 0, "failed": 0, "dead": 0,
+                              "superseded": 0}
+    (claimed,) = store.claim("w", lease_seconds=10, max_attempts=1)
+    assert store.retry(claimed.delivery_id) is False
+    assert "payload_text" not in claimed.summary()
+
+
+def test_effects_are_recorded_before_they_are_made(store: Store) -> None:
+    first = store.begin_effect("comment:octo/miles#1", "comment", "octo/miles#1", "d1")
+    assert (first.created, first.status, first.result) == (True, "pending", None)
+    again = store.begin_effect("comment:octo/miles#1", "comment", "octo/miles#1", "d2")
+    assert (again.created, again.status) == (False, "pending")
+    store.finish_effect("comment:octo/miles#1", {"id": 5})
+    done = store.begin_effect("comment:octo/miles#1", "comment", "octo/miles#1")
+    assert (done.created, done.status, done.result) == (False, "done", {"id": 5})
+    assert [e.key for e in store.effects("comment")] == ["comment:octo/miles#1"]
+    assert store.effects("dispatch") == []
+
+
+def test_readiness_names_the_missing_migration(tmp_path: object) -> None:
+    db = Store(f"sqlite:///{tmp_path}/empty.db")
+    with pytest.raises(StoreError, match="run `rocmbot db upgrade`"):
+        db.check_ready()
+    assert db.upgrade() == db.head_revision() == "0001"
+    db.check_ready()
+    db.close()
+    gone = Store("postgresql://nobody@127.0.0.1:1/none")
+    with pytest.raises(StoreError, match="database unreachable"):
+        gone.check_ready()
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    rng = random.Random(1)
+    steps = [backoff_seconds(n, 2, 60, rng) for n in range(1, 10)]
+    assert 1 <= steps[0] <= 2 and 2 <= steps[1] <= 4
+    assert all(30 <= s <= 60 for s in steps[6:])
+    assert normalise_url("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert normalise_url("postgres://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert normalise_url("sqlite:///x.db") == "sqlite:///x.db"
+    assert time.time() > 0
