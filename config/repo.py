@@ -29,6 +29,46 @@ class Suite(Model):
     per_pr: bool = True
 
 
+class PinGroupConfig(Model):
+    """One configured pin group: globs of its Dockerfiles, workflows and requirements files."""
+
+    dockerfiles: list[str] = Field(default_factory=list)
+    workflows: list[str] = Field(default_factory=list)
+    requirements: list[str] = Field(default_factory=list)
+
+
+class PinsConfig(Model):
+    """Dependency-pin checking: explicit groups (empty: inferred), ignored packages."""
+
+    groups: dict[str, PinGroupConfig] = Field(default_factory=dict)
+    ignore: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+
+
+class LaunchConfig(Model):
+    """Launch resolution and the PAR rules: defaults of flags a launch does not set, where
+    the model script lives, and what platform a marker's backend means."""
+
+    enabled: bool = True
+    flavor: Literal["miles", "slime"] = "miles"
+    actor_num_nodes: int = Field(default=1, ge=1, le=4096)
+    actor_num_gpus_per_node: int = Field(default=8, ge=1, le=1024)
+    rollout_num_gpus_per_engine: int = Field(default=1, ge=1, le=1024)
+    model_script: str = "scripts/models/{MODEL_TYPE}.py"
+    model_function: str = "model_args"
+    model_type_names: list[str] = Field(default_factory=lambda: ["MODEL_TYPE"])
+    model_type_keywords: list[str] = Field(
+        default_factory=lambda: ["megatron_model_type", "model_type"])
+    platform_env: dict[str, dict[Backend, str | None]] = Field(
+        default_factory=lambda: {"MILES_PLATFORM": {"rocm": "rocm"}}  # type: ignore[arg-type]
+    )
+    env: dict[str, str] = Field(default_factory=dict)
+    sinks: list[str] = Field(default_factory=lambda: ["execute_train"])
+    quiet_calls: list[str] = Field(default_factory=lambda: ["get_default_wandb_args"])
+    max_steps: int = Field(default=200_000, ge=1_000, le=10_000_000)
+    max_depth: int = Field(default=16, ge=1, le=64)
+
+
 class RepoConfig(Model):
     """The effective policy for one repository."""
 
@@ -39,6 +79,8 @@ class RepoConfig(Model):
     suites: dict[str, Suite]
     select_nightly: bool
     environment: list[str]
+    pins: PinsConfig = Field(default_factory=PinsConfig)
+    launch: LaunchConfig = Field(default_factory=LaunchConfig)
     max_file_bytes: int = Field(ge=1024, le=64 * 1024 * 1024)
 
     @field_validator("markers")

@@ -167,10 +167,13 @@ def _classify(
         if extra:
             scope.harness = sorted({*scope.harness, *extra})
         if b is not None and scope.tier in ("direct", "harness") and h.enabled:
-            differences = launch.compare(run.base_launch(b), outcome)
+            before = run.base_launch(b)
+            differences = launch.compare(before, outcome)
             if differences:
                 kinds.append("parallelism")
                 reasons.extend(differences)
+                if outcome.findings:  # let the fixes prefer what the PR changed
+                    outcome = launch.analyze_launch(run.head, h, base=before)
         if scope.direct and b is not None and not kinds:
             kinds.append("modified")
             reasons.append("test file changed")
@@ -369,7 +372,7 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     seen: set[tuple[object, ...]] = set()
     out: list[Finding] = []
     for f in sorted(findings, key=Finding.sort_key):
-        key = (f.rule, f.path, f.line, f.message, f.test)
+        key = (f.rule, f.path, f.line, f.message, f.test, f.details, f.fix)
         if key not in seen:
             seen.add(key)
             out.append(f)

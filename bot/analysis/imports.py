@@ -121,6 +121,7 @@ class ImportGraph:
                 name, names = ",".join(a.name for a in stmt.names), ()
             if candidates:
                 found.append(Import(stmt.lineno, name, names, candidates, exists))
+        self.sources.hint([p for imp in found for p in imp.found])
         return tuple(found)
 
     def _candidates(self, path: str, stmt: ast.Import | ast.ImportFrom) -> tuple[str, ...]:

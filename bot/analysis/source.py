@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ast
 import logging
+import re
 import threading
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.analysis.findings import Finding, finding
 from bot.analysis.tree import Tree
@@ -15,17 +16,38 @@ from bot.analysis.tree import Tree
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
 class Module:
     """A parsed Python file. Parsing is all that is ever done with it."""
 
     path: str
     text: str
     tree: ast.Module
+    _lines: list[bytes] = field(default_factory=list, compare=False, repr=False)
+
+    def _line(self, index: int) -> bytes:
+        if not self._lines:  # split once: ast.get_source_segment splits the whole file each call
+            starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+            ends = [*starts[1:], len(self.text)]
+            self._lines.extend(self.text[a:b].encode("utf-8") for a, b in zip(starts, ends, strict=True))
+        return self._lines[index] if 0 <= index < len(self._lines) else b""
 
     def segment(self, node: ast.AST) -> str:
         """The source text of a node, on one line (for messages)."""
-        text = ast.get_source_segment(self.text, node) or ast.unparse(node)
+        start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if start is None or end is None or col is None or end_col is None:
+            text = ast.unparse(node)
+        elif start == end:
+            text = self._line(start - 1)[col:end_col].decode("utf-8", errors="replace")
+        else:
+            parts = [self._line(start - 1)[col:]]
+            parts.extend(self._line(i) for i in range(start, end - 1))
+            parts.append(self._line(end - 1)[:end_col])
+            text = b"".join(parts).decode("utf-8", errors="replace")
         return " ".join(text.split())[:200]
 
 
@@ -94,11 +116,24 @@ class Sources:
     def prefetch(self, paths: list[str]) -> None:
         """Start reading files ahead on a thread, where the tree can stream them (a git
         revision can): parsing one file then overlaps with fetching the next."""
-        stream = getattr(self.tree, "stream", None)
         wanted = [p for p in paths if p not in self._text and (self.tree.size(p) or 0) <= self.max_bytes]
-        if stream is None or not wanted:
+        if not wanted:
             return
-        self._ahead = _ReadAhead(stream, wanted)
+        fetch = getattr(self.tree, "fetch", None)
+        if fetch is not None:  # a remote tree batches its reads itself
+            fetch(wanted)
+            return
+        stream = getattr(self.tree, "stream", None)
+        if stream is not None:
+            self._ahead = _ReadAhead(stream, wanted)
+
+    def hint(self, paths: list[str]) -> None:
+        """Files that will likely be read soon: a remote tree fetches them in one request."""
+        fetch = getattr(self.tree, "fetch", None)
+        if fetch is not None:
+            wanted = [p for p in paths if p not in self._text]
+            if wanted:
+                fetch(wanted)
 
     def text(self, path: str) -> str | Unreadable | None:
         """The file decoded as UTF-8, None when absent, or why it cannot be read."""

@@ -1,0 +1,2554 @@
+"""A safe partial evaluator over Python syntax trees.
+
+It runs a test file the way Python would, as far as it can be decided without running
+anything: literals, names, arithmetic, comparisons, f-strings, containers, dataclasses,
+calls to functions defined in the repository, ``if``/``match``/loops. Nothing is executed,
+imported or evaluated by Python itself. What cannot be decided becomes :class:`Unknown`
+carrying the expression's source text; an undecidable condition evaluates both branches
+and merges what they leave. Calls the evaluator cannot follow are reported to a callback
+(that is where launches are found). Step and depth limits bound the work; the evaluator
+never raises.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import logging
+import math
+import posixpath
+import re
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from bot.analysis.source import Module
+from bot.analysis.values import (
+    NOT_PLAIN,
+    Builtin,
+    Choice,
+    Chunk,
+    ClassV,
+    Const,
+    DictV,
+    FieldCall,
+    FieldSpec,
+    FuncKind,
+    FuncV,
+    Hole,
+    Instance,
+    Lazy,
+    ListV,
+    ModuleV,
+    Origin,
+    Part,
+    SetV,
+    Text,
+    TupleV,
+    Unknown,
+    Value,
+    clone,
+    equal,
+    from_python,
+    key_of,
+    merge,
+    origin_of,
+    python,
+    truth,
+    with_origin,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT = 200_000
+MAX_ITEMS = 20_000
+MAX_INT_BITS = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_steps: int = 100_000
+    max_depth: int = 16  # nested calls of repository functions
+    max_expr_depth: int = 80
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalCall:
+    """A call the evaluator did not follow, with what it was given."""
+
+    name: str  # the callee as written (``U.execute_train``)
+    tail: str  # its last name (``execute_train``)
+    args: tuple[Value, ...]
+    keywords: dict[str, Value]
+    path: str
+    line: int
+    guards: tuple[str, ...]
+    module: str  # path of the module whose code made the call
+    named_sink: bool  # the callee's name is a configured launch function
+
+
+class _Signal(Exception):  # noqa: N818 - control flow, not an error
+    pass
+
+
+class _Return(_Signal):
+    def __init__(self, value: Value) -> None:
+        self.value = value
+
+
+class _Break(_Signal):
+    pass
+
+
+class _Continue(_Signal):
+    pass
+
+
+class _Raise(_Signal):
+    pass
+
+
+class _Budget(Exception):  # noqa: N818 - control flow, not an error
+    pass
+
+
+class Scope:
+    """Variables of a module, class body or function call."""
+
+    __slots__ = ("globals_names", "is_class", "module", "parent", "pending", "vars", "yields")
+
+    def __init__(self, variables: dict[str, Value], parent: Scope | None, module: ModuleState,
+                 is_class: bool = False) -> None:
+        self.vars = variables
+        self.parent = parent
+        self.module = module
+        self.is_class = is_class
+        self.globals_names: set[str] = set()
+        self.pending: list[tuple[Value, str]] = []  # returns taken under an undecided condition
+        self.yields: list[Value] | None = None
+
+
+class ModuleState:
+    __slots__ = ("globals", "module", "name", "path", "status")
+
+    def __init__(self, path: str, name: str, module: Module) -> None:
+        self.path = path
+        self.name = name
+        self.module = module
+        self.globals: dict[str, Value] = {}
+        self.status = "new"
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What one run of a test file left: how far it got, and the modules it read."""
+
+    modules: set[str] = field(default_factory=set)
+    exhausted: bool = False
+    error: str | None = None
+    steps: int = 0
+
+
+# Modelled functions of the standard library, by dotted name.
+_MODELLED = frozenset({
+    "os.getenv", "os.environ", "os.path.join", "dataclasses.field", "dataclasses.replace",
+    "dataclasses.dataclass", "functools.cache", "functools.lru_cache", "functools.wraps",
+    "math.ceil", "math.floor", "math.gcd", "math.lcm", "math.prod", "math.sqrt", "math.isqrt",
+    "math.log2", "shlex.join", "pytest.mark.parametrize", "typing.cast",
+})
+_MODULES = frozenset({"os", "os.path", "math", "dataclasses", "functools", "shlex", "pytest",
+                      "pytest.mark", "typing", "sys"})
+_BUILTINS = frozenset({
+    "len", "str", "int", "float", "bool", "abs", "min", "max", "sum", "round", "range", "list",
+    "tuple", "dict", "set", "sorted", "reversed", "enumerate", "zip", "isinstance", "print",
+    "repr", "getattr", "hasattr", "any", "all", "divmod", "property", "staticmethod",
+    "classmethod", "map", "filter",
+})
+_DECORATOR_KINDS: dict[str, FuncKind] = {
+    "property": "property", "staticmethod": "staticmethod", "classmethod": "classmethod",
+}
+
+
+def _is_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd) and \
+        isinstance(node.operand, ast.Constant)
+
+
+def _named(origin: Origin | None) -> Origin | None:
+    if origin is None:
+        return None
+    if origin.kind in ("keyword", "field", "constant"):
+        return origin
+    return origin.via
+
+
+def split_literal(source: str) -> list[tuple[int, int, str]] | None:
+    """The string literals of an implicit concatenation: (line offset, column, text).
+
+    Columns are character offsets from the start of their line within ``source``. Returns
+    None when ``source`` is anything else.
+    """
+    out: list[tuple[int, int, str]] = []
+    i, n, line, line_start = 0, len(source), 0, 0
+    while i < n:
+        c = source[i]
+        if c in " \t\f\r":
+            i += 1
+            continue
+        if c == "\n":
+            i += 1
+            line += 1
+            line_start = i
+            continue
+        if c == "\\" and source.startswith("\\\n", i):
+            i += 2
+            line += 1
+            line_start = i
+            continue
+        if c == "#":
+            end = source.find("\n", i)
+            i = n if end == -1 else end
+            continue
+        prefix = re.match(r"[rRbBuUfF]{0,2}", source[i:i + 2])
+        j = i + (len(prefix.group(0)) if prefix else 0)
+        if j >= n or source[j] not in "'\"":
+            return None
+        quote = source[j] * 3 if source.startswith(source[j] * 3, j) else source[j]
+        fmode = "f" in source[i:j].lower()
+        k, depth = j + len(quote), 0
+        while k < n:
+            ch = source[k]
+            if ch == "\\":
+                k += 2
+                continue
+            if fmode and ch == "{":
+                if depth == 0 and source.startswith("{{", k):
+                    k += 2
+                    continue
+                depth += 1
+            elif fmode and ch == "}" and depth:
+                depth -= 1
+            elif depth and ch in "'\"":
+                close = source.find(ch, k + 1)
+                if close == -1:
+                    return None
+                k = close
+            elif not depth and source.startswith(quote, k):
+                k += len(quote)
+                break
+            k += 1
+        else:
+            return None
+        out.append((line, i - line_start, source[i:k]))
+        newlines = source.count("\n", i, k)
+        if newlines:
+            line += newlines
+            line_start = source.rfind("\n", i, k) + 1
+        i = k
+    return out
+
+
+def _shift(tree: ast.AST, line: int, col: int) -> None:
+    """Move a re-parsed piece to where it sits in the file (line 1-based, col in bytes)."""
+    for node in ast.walk(tree):
+        lineno = getattr(node, "lineno", None)
+        if lineno is None:
+            continue
+        end = getattr(node, "end_lineno", None)
+        if lineno == 1:
+            setattr(node, "col_offset", getattr(node, "col_offset", 0) + col)  # noqa: B010
+            end_col = getattr(node, "end_col_offset", None)
+            if end == 1 and end_col is not None:
+                setattr(node, "end_col_offset", end_col + col)  # noqa: B010
+        setattr(node, "lineno", lineno + line - 1)  # noqa: B010
+        if end is not None:
+            setattr(node, "end_lineno", end + line - 1)  # noqa: B010
+
+
+class Interpreter:
+    """Evaluates modules of one repository revision for one platform.
+
+    Module top levels are evaluated once and shared by every run; a run is one test file
+    executed as ``__main__`` (see :meth:`run`).
+    """
+
+    def __init__(
+        self,
+        load: Callable[[str], Module | None],
+        exists: Callable[[str], bool],
+        roots: Sequence[str] = (".",),
+        env: Mapping[str, str | None] | None = None,
+        sinks: frozenset[str] = frozenset(),
+        quiet: frozenset[str] = frozenset(),
+        limits: Limits | None = None,
+    ) -> None:
+        self._load = load
+        self._exists = exists
+        self.roots = tuple(roots)
+        self.env = dict(env or {})
+        self.sinks = sinks
+        self.quiet = quiet
+        self.limits = limits or Limits()
+        self.on_call: Callable[[ExternalCall], None] | None = None
+        self._modules: dict[str, ModuleState | None] = {}
+        self._pieces: dict[tuple[str, int, int], list[tuple[int, ast.expr]]] = {}
+        self._assigned: dict[int, frozenset[str]] = {}
+        self._yields: dict[int, bool] = {}
+        self.main: ModuleState | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self.steps = 0
+        self.depth = 0
+        self.edepth = 0
+        self.guards: list[str] = []
+        self.loops: list[list[str]] = []
+        self.env_overrides: dict[str, str | None] = {}
+        self.result = RunResult()
+
+    # ----- entry points -------------------------------------------------------------------
+
+    def run(self, path: str, on_call: Callable[[ExternalCall], None] | None = None,
+            tests: bool = True) -> RunResult:
+        """Execute ``path`` as ``__main__``; then, when it made no external call, its
+        ``test_*`` functions (pytest style, with ``parametrize`` rows). Never raises."""
+        self._reset()
+        calls: list[ExternalCall] = []
+
+        def record(call: ExternalCall) -> None:
+            calls.append(call)
+            if on_call is not None:
+                on_call(call)
+
+        self.on_call = record
+        module = self._module_file(path)
+        try:
+            if module is not None:
+                state = ModuleState(path, "__main__", module)
+                self.main = state
+                self._exec_module(state)
+                if tests and not calls:
+                    self._call_tests(state)
+        except _Budget:
+            self.result.exhausted = True
+        except RecursionError:
+            self.result.exhausted = True
+        except Exception as exc:  # a bug here must not stop the analysis
+            log.warning("evaluator error in %s: %r", path, exc, exc_info=True)
+            self.result.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.on_call = None
+        self.result.steps = self.steps
+        return self.result
+
+    def module_globals(self, path: str) -> dict[str, Value]:
+        """The variables of a module evaluated so far (``"__main__"``: the last test run)."""
+        if path == "__main__" or (self.main is not None and path == self.main.path):
+            return self.main.globals if self.main is not None else {}
+        state = self._modules.get(path)
+        return state.globals if state is not None else {}
+
+    def call_function(self, path: str, name: str) -> Text | None:
+        """The text returned by ``name()`` of the module at ``path`` (a model script's flags),
+        or None when there is no such function or its result is not text."""
+        self._reset()
+        try:
+            state = self._state(path, path)
+            fn = state.globals.get(name) if state is not None else None
+            if not isinstance(fn, FuncV):
+                return None
+            value = self._invoke(fn, [], {}, None)
+        except (_Budget, _Signal, RecursionError):
+            return None
+        except Exception as exc:  # a bug here must not stop the analysis
+            log.warning("evaluator error in %s: %r", path, exc, exc_info=True)
+            return None
+        if isinstance(value, Text):
+            return value
+        items = self._iterate(value) if isinstance(value, ListV | TupleV) else None
+        if items is None or not all(isinstance(i, Text) for i in items):
+            return None
+        out = Text(())
+        for item in items:
+            assert isinstance(item, Text)
+            out = out + item + Text.of(" ")
+        return out
+
+    def _call_tests(self, state: ModuleState) -> None:
+        for name, value in list(state.globals.items()):
+            if not (name.startswith("test") and isinstance(value, FuncV)):
+                continue
+            for row in self._parametrize_rows(value):
+                with contextlib.suppress(_Signal):
+                    self._invoke(value, [], row, None)
+
+    def _parametrize_rows(self, fn: FuncV) -> list[dict[str, Value]]:
+        rows: list[dict[str, Value]] = [{}]
+        for names, values in fn.parametrize:
+            items = values.items if isinstance(values, ListV | TupleV) else None
+            if items is None:
+                return [{n: Unknown(f"{n} (parametrized)") for n in names}]
+            new_rows: list[dict[str, Value]] = []
+            for row in rows:
+                for item in items[:64]:
+                    if len(names) == 1:
+                        new_rows.append({**row, names[0]: item})
+                    elif isinstance(item, ListV | TupleV) and len(item.items) == len(names):
+                        new_rows.append({**row, **dict(zip(names, item.items, strict=True))})
+                    else:
+                        new_rows.append({**row, **{n: Unknown(n) for n in names}})
+            rows = new_rows
+        return rows
+
+    # ----- modules ------------------------------------------------------------------------
+
+    def _module_file(self, path: str) -> Module | None:
+        try:
+            return self._load(path)
+        except Exception:  # a reader failure is an unreadable file, not a crash
+            log.warning("cannot read %s", path, exc_info=True)
+            return None
+
+    def _state(self, path: str, name: str) -> ModuleState | None:
+        """The module at ``path``, its top level evaluated (once per interpreter)."""
+        self.result.modules.add(path)
+        if path not in self._modules:
+            module = self._module_file(path)
+            self._modules[path] = None if module is None else ModuleState(path, name, module)
+        state = self._modules[path]
+        if state is not None and state.status == "new":
+            saved = (self.guards, self.loops, self.depth)
+            self.guards, self.loops = [], []
+            try:
+                self._exec_module(state)
+            finally:
+                self.guards, self.loops, _ = saved
+                self.depth = saved[2]
+        return state
+
+    def _exec_module(self, state: ModuleState) -> None:
+        state.status = "loading"
+        state.globals.update({
+            "__name__": Text.of(state.name), "__file__": Text.of(state.path),
+        })
+        scope = Scope(state.globals, None, state)
+        try:
+            self._block(state.module.tree.body, scope)
+        except _Signal:
+            pass
+        finally:
+            state.status = "done"
+
+    def _with_root(self, root: str, path: str) -> str:
+        return path if root == "." else f"{root}/{path}"
+
+    def _find(self, parts: Sequence[str], base: str | None) -> ModuleV | None:
+        """The repository module of dotted ``parts`` (relative to folder ``base`` if given)."""
+        roots = [base] if base is not None else [self._with_root(r, "") .rstrip("/") for r in self.roots]
+        for root in roots:
+            folder = "/".join(p for p in [root if root not in (".", "") else "", *parts] if p)
+            for candidate in (f"{folder}.py", f"{folder}/__init__.py"):
+                if self._exists(candidate):
+                    return ModuleV(".".join(parts), candidate, folder)
+        return None
+
+    def _package(self, path: str, level: int) -> str | None:
+        parts = posixpath.dirname(path).split("/") if "/" in path else []
+        up = level - 1
+        if up > len(parts):
+            return None
+        return "/".join(parts[: len(parts) - up]) if up else "/".join(parts)
+
+    def _import(self, node: ast.Import | ast.ImportFrom, scope: Scope) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if alias.asname:
+                    found = self._find(parts, None)
+                    value: Value = found if found else self._external(alias.name)
+                    scope_set(scope, alias.asname, value)
+                else:
+                    top = self._find(parts[:1], None) or self._folder(parts[0])
+                    scope_set(scope, parts[0], top if top else self._external(parts[0]))
+            return
+        if node.level:
+            package = self._package(scope.module.path, node.level)
+            if package is None:
+                for alias in node.names:
+                    scope_set(scope, alias.asname or alias.name, Unknown(alias.name))
+                return
+            parts = node.module.split(".") if node.module else []
+            base_module = self._find(parts, package) if parts else self._folder_at(package)
+            folder: str | None = "/".join(p for p in [package, *parts] if p)
+        else:
+            parts = (node.module or "").split(".")
+            base_module = self._find(parts, None)
+            folder = base_module.folder if base_module else None
+            if base_module is None:
+                for root in self.roots:
+                    guess = "/".join(p for p in [root if root != "." else "", *parts] if p)
+                    if any(self._exists(f"{guess}/{a.name}.py") or
+                           self._exists(f"{guess}/{a.name}/__init__.py") for a in node.names):
+                        folder = guess
+                        break
+        dotted = ("." * node.level) + (node.module or "")
+        for alias in node.names:
+            if alias.name == "*":
+                if base_module is not None and base_module.path is not None:
+                    state = self._state(base_module.path, base_module.name)
+                    if state is not None:
+                        for k, v in state.globals.items():
+                            if not k.startswith("_"):
+                                scope_set(scope, k, v)
+                continue
+            bind = alias.asname or alias.name
+            sub = self._find([alias.name], folder) if folder is not None else None
+            if sub is not None:
+                scope_set(scope, bind, sub)
+            elif base_module is not None and base_module.path is not None:
+                scope_set(scope, bind, Lazy(base_module.path, alias.name, f"{dotted}.{alias.name}"))
+            elif not node.level and base_module is None and folder is None:
+                scope_set(scope, bind, self._external(f"{node.module}.{alias.name}"))
+            else:
+                scope_set(scope, bind, Unknown(f"{dotted}.{alias.name}"))
+
+    def _folder(self, name: str) -> ModuleV | None:
+        """A top-level folder without ``__init__.py`` that holds Python files (namespace)."""
+        for root in self.roots:
+            folder = self._with_root(root, name)
+            return ModuleV(name, None, folder) if self._namespace(folder) else None
+        return None  # pragma: no cover - roots is never empty
+
+    def _folder_at(self, folder: str) -> ModuleV | None:
+        init = f"{folder}/__init__.py" if folder else "__init__.py"
+        return ModuleV(folder.replace("/", "."), init if self._exists(init) else None, folder)
+
+    def _namespace(self, folder: str) -> bool:
+        return self._exists(f"{folder}/__init__.py")
+
+    def _external(self, dotted: str) -> Value:
+        if dotted in _MODELLED:
+            return Builtin(dotted)
+        if dotted in _MODULES:
+            return Builtin(f"module:{dotted}")
+        return Unknown(dotted)
+
+    def _resolve(self, value: Lazy) -> Value:
+        """A ``from m import name`` binding, looked up now."""
+        seen: set[Lazy] = set()
+        current: Value = value
+        while isinstance(current, Lazy):
+            if current in seen:
+                return Unknown(value.text)
+            seen.add(current)
+            state = self._state(current.module, current.module)
+            found = state.globals.get(current.name) if state is not None else None
+            if found is None:
+                return Unknown(current.text)
+            current = found
+        return current
+
+    def _module_attr(self, mod: ModuleV, attr: str, text: str) -> Value:
+        if mod.path is not None:
+            state = self._state(mod.path, mod.name)
+            if state is not None and attr in state.globals:
+                found = state.globals[attr]
+                if isinstance(found, Lazy):
+                    found = self._resolve(found)
+                    state.globals[attr] = found
+                return found
+        sub = self._find([attr], mod.folder)
+        if sub is not None:
+            return sub
+        return Unknown(text)
+
+    # ----- statements ---------------------------------------------------------------------
+
+    def _tick(self, amount: int = 1) -> None:
+        self.steps += amount
+        if self.steps > self.limits.max_steps:
+            raise _Budget
+
+    def _block(self, body: Sequence[ast.stmt], scope: Scope) -> None:
+        for stmt in body:
+            self._stmt(stmt, scope)
+
+    def _stmt(self, node: ast.stmt, scope: Scope) -> None:
+        self._tick()
+        handler = _STATEMENTS.get(type(node))
+        if handler is not None:
+            handler(self, node, scope)
+
+    def _s_expr(self, node: ast.Expr, scope: Scope) -> None:
+        self.eval(node.value, scope)
+
+    def _s_assign(self, node: ast.Assign, scope: Scope) -> None:
+        value = self.eval(node.value, scope)
+        for target in node.targets:
+            self._assign(target, value, scope, node.value)
+
+    def _s_annassign(self, node: ast.AnnAssign, scope: Scope) -> None:
+        if node.value is None:
+            return
+        value = self.eval(node.value, scope)
+        self._assign(node.target, value, scope, node.value)
+
+    def _s_augassign(self, node: ast.AugAssign, scope: Scope) -> None:
+        target = node.target
+        current: Value
+        if isinstance(target, ast.Name):
+            current = self._lookup(target.id, scope, target)
+        else:
+            current = self.eval(target, scope)
+        value = self.eval(node.value, scope)
+        if isinstance(current, ListV) and isinstance(node.op, ast.Add):
+            items = self._iterate(value)
+            if items is None:
+                current.items.append(Unknown(self._segment(node.value, scope)))
+            else:
+                current.items.extend(items)
+            return
+        result = self._binop(node.op, current, value, node, scope)
+        self._assign(target, result, scope, None)
+
+    def _assign(self, target: ast.expr, value: Value, scope: Scope, source: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            if source is not None and _is_literal(source):
+                value = with_origin(value, Origin(scope.module.path, source.lineno, target.id,
+                                                  "field" if scope.is_class else "constant"))
+            scope_set(scope, target.id, value)
+        elif isinstance(target, ast.Attribute):
+            obj = self.eval(target.value, scope)
+            if isinstance(obj, Instance):
+                obj.fields[target.attr] = value
+            elif isinstance(obj, ClassV):
+                obj.attrs[target.attr] = value
+        elif isinstance(target, ast.Subscript):
+            obj = self.eval(target.value, scope)
+            index = self.eval(target.slice, scope)
+            self._setitem(obj, index, value)
+        elif isinstance(target, ast.Tuple | ast.List):
+            self._unpack(target.elts, value, scope)
+        elif isinstance(target, ast.Starred):
+            self._assign(target.value, value, scope, None)
+
+    def _setitem(self, obj: Value, index: Value, value: Value) -> None:
+        if isinstance(obj, DictV):
+            key = key_of(index)
+            if key is None:
+                obj.complete = False
+            else:
+                obj.items[key] = (index, value)
+        elif isinstance(obj, ListV):
+            i = python(index)
+            if isinstance(i, int) and not isinstance(i, bool) and -len(obj.items) <= i < len(obj.items):
+                obj.items[i] = value
+            else:
+                obj.items[:] = [Unknown("list after an unknown store")] * len(obj.items)
+        elif isinstance(obj, Builtin) and obj.name == "os.environ":
+            name = python(index)
+            if isinstance(name, str):
+                text = python(value)
+                self.env_overrides[name] = text if isinstance(text, str) else None
+                if not isinstance(text, str):
+                    self.env_overrides.pop(name)
+
+    def _unpack(self, targets: list[ast.expr], value: Value, scope: Scope) -> None:
+        items = self._iterate(value)
+        star = [i for i, t in enumerate(targets) if isinstance(t, ast.Starred)]
+        if items is None or (not star and len(items) != len(targets)) or \
+                (star and len(items) < len(targets) - 1):
+            for t in targets:
+                self._assign(t, Unknown(_text_of(value)), scope, None)
+            return
+        if star:
+            s = star[0]
+            after = len(targets) - s - 1
+            head, middle = items[:s], items[s:len(items) - after]
+            tail = items[len(items) - after:]
+            for t, v in zip(targets[:s], head, strict=True):
+                self._assign(t, v, scope, None)
+            self._assign(targets[s], ListV(list(middle)), scope, None)
+            for t, v in zip(targets[s + 1:], tail, strict=True):
+                self._assign(t, v, scope, None)
+            return
+        for t, v in zip(targets, items, strict=True):
+            self._assign(t, v, scope, None)
+
+    def _s_delete(self, node: ast.Delete, scope: Scope) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                scope.vars.pop(target.id, None)
+
+    def _s_global(self, node: ast.Global | ast.Nonlocal, scope: Scope) -> None:
+        if isinstance(node, ast.Global):
+            scope.globals_names.update(node.names)
+
+    def _s_pass(self, node: ast.stmt, scope: Scope) -> None:
+        del node, scope
+
+    def _s_return(self, node: ast.Return, scope: Scope) -> None:
+        value = self.eval(node.value, scope) if node.value is not None else Const(None)
+        raise _Return(value)
+
+    def _s_break(self, node: ast.Break, scope: Scope) -> None:
+        raise _Break
+
+    def _s_continue(self, node: ast.Continue, scope: Scope) -> None:
+        raise _Continue
+
+    def _s_raise(self, node: ast.Raise, scope: Scope) -> None:
+        if node.exc is not None:
+            self.eval(node.exc, scope)
+        raise _Raise
+
+    def _s_assert(self, node: ast.Assert, scope: Scope) -> None:
+        if truth(self.eval(node.test, scope)) is False:
+            raise _Raise
+
+    def _s_import(self, node: ast.Import | ast.ImportFrom, scope: Scope) -> None:
+        self._import(node, scope)
+
+    def _s_if(self, node: ast.If, scope: Scope) -> None:
+        test = truth(self.eval(node.test, scope))
+        if test is True:
+            self._block(node.body, scope)
+        elif test is False:
+            self._block(node.orelse, scope)
+        else:
+            cond = self._segment(node.test, scope)
+            self._fork(scope, [node.body, node.orelse], [cond, f"not ({cond})"], node)
+
+    def _fork(self, scope: Scope, bodies: list[list[ast.stmt]], conds: list[str],
+              node: ast.stmt) -> None:
+        """Run each body on its own copy of the variables and merge what they leave."""
+        live = scope.vars
+        memo: dict[int, Value] = {}
+        self._tick(len(live))
+        saved = {k: clone(v, memo) for k, v in live.items()}
+        outcomes: list[tuple[dict[str, Value], _Signal | None, str]] = []
+        for index, body in enumerate(bodies):
+            if index:
+                memo = {}
+                live.clear()
+                live.update({k: clone(v, memo) for k, v in saved.items()})
+            depth = len(self.guards)
+            self.guards.append(conds[index])
+            signal: _Signal | None = None
+            try:
+                self._block(body, scope)
+            except _Signal as exc:
+                signal = exc
+            finally:
+                del self.guards[depth:]
+            outcomes.append((dict(live), signal, conds[index]))
+        origin = Origin(scope.module.path, node.lineno, None, "computed")
+        normal = [o for o in outcomes if o[1] is None]
+        raised = [o for o in outcomes if isinstance(o[1], _Raise)]
+        other = [o for o in outcomes if o[1] is not None and not isinstance(o[1], _Raise)]
+        survivors = normal or other or raised
+        state, _, cond = survivors[0]
+        for variables, _, _ in survivors[1:]:
+            state = _merge_vars(state, variables, cond, origin)
+        live.clear()
+        live.update(state)
+        if normal:
+            for _, signal, cond in other:
+                self._taken(signal, cond, scope)
+            return
+        if not other:
+            raise _Raise
+        kinds = {type(o[1]) for o in other}
+        first = other[0][1]
+        assert first is not None
+        if isinstance(first, _Return) and kinds == {_Return}:
+            value = first.value
+            for _, signal, _ in other[1:]:
+                assert isinstance(signal, _Return)
+                value = merge(value, signal.value, other[0][2], origin)
+            raise _Return(value)
+        raise first
+
+    def _taken(self, signal: _Signal | None, cond: str, scope: Scope) -> None:
+        """A branch left early under an undecided condition: what follows is guarded."""
+        if isinstance(signal, _Return):
+            scope.pending.append((signal.value, cond))
+        elif isinstance(signal, _Break) and self.loops:
+            self.loops[-1].append(cond)
+        self.guards.append(f"not ({cond})")
+
+    def _s_match(self, node: ast.Match, scope: Scope) -> None:
+        subject = self.eval(node.subject, scope)
+        undecided: list[ast.match_case] = []
+        exhaustive = False
+        for case in node.cases:
+            hit = self._pattern(case.pattern, subject, scope)
+            if hit is False:
+                continue
+            if hit is True and case.guard is not None:
+                g = truth(self.eval(case.guard, scope))
+                hit = g
+            if hit is True and not undecided:
+                self._block(case.body, scope)
+                return
+            if hit is False:
+                continue
+            undecided.append(case)
+            if hit is True:
+                exhaustive = True
+                break
+        if not undecided:
+            return
+        text = self._segment(node.subject, scope)
+        bodies = [c.body for c in undecided] + ([] if exhaustive else [[]])
+        conds = [f"{text} matches case {i + 1}" for i in range(len(undecided))] + \
+            ([] if exhaustive else [f"{text} matches no case"])
+        self._fork(scope, bodies, conds, node)
+
+    def _pattern(self, pattern: ast.pattern, subject: Value, scope: Scope) -> bool | None:
+        if isinstance(pattern, ast.MatchValue):
+            return equal(subject, self.eval(pattern.value, scope))
+        if isinstance(pattern, ast.MatchSingleton):
+            return equal(subject, Const(pattern.value))
+        if isinstance(pattern, ast.MatchAs):
+            hit = self._pattern(pattern.pattern, subject, scope) if pattern.pattern else True
+            if hit is not False and pattern.name:
+                scope_set(scope, pattern.name, subject)
+            return hit
+        if isinstance(pattern, ast.MatchOr):
+            results = [self._pattern(p, subject, scope) for p in pattern.patterns]
+            if True in results:
+                return True
+            return False if all(r is False for r in results) else None
+        return None
+
+    def _s_for(self, node: ast.For | ast.AsyncFor, scope: Scope) -> None:
+        iterable = self.eval(node.iter, scope)
+        items = self._iterate(iterable)
+        if items is None:
+            text = f"for {self._segment(node.target, scope)} in {self._segment(node.iter, scope)}"
+            self._unknown_loop(node, scope, text,
+                               lambda: self._assign(node.target, Unknown(_text_of(iterable)),
+                                                    scope, None))
+            return
+        self.loops.append([])
+        depth = len(self.guards)
+        broke = False
+        try:
+            for item in items:
+                self._tick()
+                del self.guards[depth:]
+                self.guards.extend(f"not ({c})" for c in self.loops[-1])
+                self._assign(node.target, item, scope, None)
+                try:
+                    self._block(node.body, scope)
+                except _Continue:
+                    continue
+                except _Break:
+                    broke = True
+                    break
+        finally:
+            del self.guards[depth:]
+            conditional = self.loops.pop()
+        if conditional:
+            self._havoc(node, scope, "the loop may stop early")
+        if not broke:
+            self._block(node.orelse, scope)
+
+    def _unknown_loop(self, node: ast.For | ast.AsyncFor | ast.While, scope: Scope, text: str,
+                      bind: Callable[[], None] | None) -> None:
+        depth = len(self.guards)
+        self.guards.append(text)
+        self.loops.append([])
+        try:
+            if bind is not None:
+                bind()
+                self._block(node.body, scope)
+        except _Signal:
+            pass
+        finally:
+            del self.guards[depth:]
+            self.loops.pop()
+        self._havoc(node, scope, text)
+
+    def _havoc(self, node: ast.stmt, scope: Scope, text: str) -> None:
+        """Forget what a loop that ran an unknown number of times assigned or mutated."""
+        names = self._assigned.get(id(node))
+        if names is None:
+            found: set[str] = set()
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    found.add(sub.id)
+                elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and \
+                        isinstance(sub.func.value, ast.Name):
+                    found.add(sub.func.value.id)
+                elif isinstance(sub, ast.AugAssign | ast.Assign):
+                    targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                    for t in targets:
+                        base = t
+                        while isinstance(base, ast.Attribute | ast.Subscript):
+                            base = base.value
+                        if isinstance(base, ast.Name):
+                            found.add(base.id)
+            names = frozenset(found)
+            self._assigned[id(node)] = names
+        origin = Origin(scope.module.path, node.lineno, None, "computed")
+        for name in names:
+            if name in scope.vars and isinstance(scope.vars[name], FuncV | ClassV | ModuleV):
+                continue
+            scope_set(scope, name, Unknown(text, origin))
+
+    def _s_while(self, node: ast.While, scope: Scope) -> None:
+        self.loops.append([])
+        depth = len(self.guards)
+        broke = False
+        try:
+            while True:
+                self._tick()
+                test = truth(self.eval(node.test, scope))
+                if test is False:
+                    break
+                if test is None:
+                    del self.guards[depth:]
+                    self.loops.pop()
+                    self.loops.append([])
+                    self._unknown_loop(node, scope, f"while {self._segment(node.test, scope)}", None)
+                    return
+                del self.guards[depth:]
+                self.guards.extend(f"not ({c})" for c in self.loops[-1])
+                try:
+                    self._block(node.body, scope)
+                except _Continue:
+                    continue
+                except _Break:
+                    broke = True
+                    break
+        finally:
+            del self.guards[depth:]
+            conditional = self.loops.pop()
+        if conditional:
+            self._havoc(node, scope, "the loop may stop early")
+        if not broke:
+            self._block(node.orelse, scope)
+
+    def _s_try(self, node: ast.Try, scope: Scope) -> None:
+        try:
+            self._block(node.body, scope)
+        except _Raise:
+            if node.handlers:
+                handler = node.handlers[0]
+                if handler.name:
+                    scope_set(scope, handler.name, Unknown(handler.name))
+                self._block(handler.body, scope)
+            else:
+                self._block(node.finalbody, scope)
+                raise
+        else:
+            self._block(node.orelse, scope)
+        self._block(node.finalbody, scope)
+
+    def _s_with(self, node: ast.With | ast.AsyncWith, scope: Scope) -> None:
+        for item in node.items:
+            value = self.eval(item.context_expr, scope)
+            if item.optional_vars is not None:
+                self._assign(item.optional_vars, Unknown(_text_of(value)), scope, None)
+        self._block(node.body, scope)
+
+    def _s_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
+        fn = self._function(node, scope)
+        decorated: Value = fn
+        for dec_node in reversed(node.decorator_list):
+            dec = self.eval(dec_node, scope)
+            if isinstance(dec, Builtin) and dec.name in _DECORATOR_KINDS:
+                fn.kind = _DECORATOR_KINDS[dec.name]
+            elif isinstance(dec, Builtin) and dec.name == "parametrize":
+                assert isinstance(dec.bound, TupleV)
+                names_value, rows = dec.bound.items
+                names = python(names_value)
+                if isinstance(names, str):
+                    split = tuple(n.strip() for n in names.split(",") if n.strip())
+                elif isinstance(names, list | tuple) and all(isinstance(n, str) for n in names):
+                    split = tuple(str(n) for n in names)
+                else:
+                    split = ()
+                if split:
+                    fn.parametrize = ((split, rows), *fn.parametrize)
+        scope_set(scope, node.name, decorated)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+                  scope: Scope) -> FuncV:
+        args = node.args
+        defaults = tuple(self.eval(d, scope) for d in args.defaults)
+        kw_defaults = {
+            a.arg: self.eval(d, scope) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+            if d is not None
+        }
+        closure = scope.parent if scope.is_class and scope.parent is not None else scope
+        if scope.is_class and scope.parent is None:
+            closure = Scope(scope.module.globals, None, scope.module)
+        name = node.name if not isinstance(node, ast.Lambda) else "<lambda>"
+        return FuncV(name, scope.module.path, node, defaults, kw_defaults, closure)
+
+    def _s_class(self, node: ast.ClassDef, scope: Scope) -> None:
+        bases = tuple(self.eval(b, scope) for b in node.bases)
+        decorators = [self.eval(d, scope) for d in node.decorator_list]
+        is_dataclass = any(isinstance(d, Builtin) and d.name == "dataclasses.dataclass"
+                           for d in decorators)
+        cls = ClassV(node.name, scope.module.path, {}, bases, is_dataclass)
+        body = Scope(cls.attrs, scope, scope.module, is_class=True)
+        with contextlib.suppress(_Signal):
+            self._block(node.body, body)
+        if is_dataclass:
+            for stmt in node.body:
+                if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                    continue
+                if "ClassVar" in self._segment(stmt.annotation, scope):
+                    continue
+                name = stmt.target.id
+                value = cls.attrs.get(name) if stmt.value is not None else None
+                if isinstance(value, FieldCall):
+                    cls.fields.append(FieldSpec(name, value.default, value.factory, value.init))
+                    if value.default is not None:
+                        cls.attrs[name] = value.default
+                    else:
+                        cls.attrs.pop(name, None)
+                else:
+                    cls.fields.append(FieldSpec(name, value, None))
+        scope_set(scope, node.name, cls)
+
+    # ----- expressions --------------------------------------------------------------------
+
+    def eval(self, node: ast.expr, scope: Scope) -> Value:
+        self._tick()
+        if self.edepth >= self.limits.max_expr_depth:
+            return Unknown(self._segment(node, scope), self._origin(node, scope))
+        handler = _EXPRESSIONS.get(type(node))
+        if handler is None:
+            return Unknown(self._segment(node, scope), self._origin(node, scope))
+        self.edepth += 1
+        try:
+            return handler(self, node, scope)
+        finally:
+            self.edepth -= 1
+
+    def _origin(self, node: ast.AST, scope: Scope) -> Origin:
+        return Origin(scope.module.path, getattr(node, "lineno", 0), None, "literal")
+
+    def _segment(self, node: ast.AST, scope: Scope) -> str:
+        try:
+            return scope.module.module.segment(node)[:200]
+        except (RecursionError, ValueError, TypeError, AttributeError):
+            return "<expression>"
+
+    def _e_constant(self, node: ast.Constant, scope: Scope) -> Value:
+        value = node.value
+        origin = self._origin(node, scope)
+        if isinstance(value, str):
+            if node.end_lineno is not None and node.end_lineno > node.lineno:
+                return self._pieces_text(node, scope)
+            return Text.of(value, origin)
+        if value is None or isinstance(value, bool | int | float):
+            return Const(value, origin)
+        return Unknown(self._segment(node, scope), origin)
+
+    def _pieces_text(self, node: ast.Constant | ast.JoinedStr, scope: Scope) -> Value:
+        key = (scope.module.path, node.lineno, node.col_offset)
+        pieces = self._pieces.get(key)
+        if pieces is None:
+            pieces = self._split(node, scope)
+            self._pieces[key] = pieces
+        parts: list[Part] = []
+        for line, piece in pieces:
+            if isinstance(piece, ast.Constant):
+                if not isinstance(piece.value, str):
+                    return Unknown(self._segment(node, scope), self._origin(node, scope))
+                parts.append(Chunk(piece.value, Origin(scope.module.path, line)))
+            else:
+                assert isinstance(piece, ast.JoinedStr)
+                value = self._joined(piece, scope, line)
+                if not isinstance(value, Text):
+                    return value
+                parts.extend(value.parts)
+        return Text(tuple(p for p in parts if not (isinstance(p, Chunk) and not p.text)))
+
+    def _split(self, node: ast.Constant | ast.JoinedStr, scope: Scope) -> list[tuple[int, ast.expr]]:
+        whole: list[tuple[int, ast.expr]] = [(node.lineno, node)]
+        source = ast.get_source_segment(scope.module.module.text, node)
+        if source is None:
+            return whole
+        found = split_literal(source)
+        if found is None or len(found) < 2:
+            return whole
+        out: list[tuple[int, ast.expr]] = []
+        lines = source.split("\n")
+        for offset, col, text in found:
+            try:
+                piece = ast.parse(text, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return whole
+            if not isinstance(piece, ast.Constant | ast.JoinedStr):
+                return whole
+            prefix = lines[offset][:col]
+            byte_col = len(prefix.encode()) + (node.col_offset if offset == 0 else 0)
+            _shift(piece, node.lineno + offset, byte_col)
+            out.append((node.lineno + offset, piece))
+        if isinstance(node, ast.Constant):
+            joined = "".join(p.value for _, p in out if isinstance(p, ast.Constant)
+                             and isinstance(p.value, str))
+            if joined != node.value or any(not isinstance(p, ast.Constant) for _, p in out):
+                return whole
+        return out
+
+    def _e_joined(self, node: ast.JoinedStr, scope: Scope) -> Value:
+        if node.end_lineno is not None and node.end_lineno > node.lineno:
+            return self._pieces_text(node, scope)
+        return self._joined(node, scope, node.lineno)
+
+    def _joined(self, node: ast.JoinedStr, scope: Scope, line: int) -> Value:
+        parts: list[Part] = []
+        for item in node.values:
+            if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                if item.value:
+                    parts.append(Chunk(item.value, Origin(scope.module.path, line)))
+            elif isinstance(item, ast.FormattedValue):
+                value = self.eval(item.value, scope)
+                spec = ""
+                if item.format_spec is not None:
+                    spec_value = self.eval(item.format_spec, scope)
+                    plain = spec_value.plain if isinstance(spec_value, Text) else None
+                    if plain is None:
+                        parts.append(Hole(self._segment(item.value, scope),
+                                          Origin(scope.module.path, line)))
+                        continue
+                    spec = plain
+                parts.extend(self._format(value, item.conversion, spec, item.value, scope, line))
+        return Text(tuple(parts))
+
+    def _format(self, value: Value, conversion: int, spec: str, node: ast.expr, scope: Scope,
+                line: int) -> list[Part]:
+        origin = origin_of(value) or Origin(scope.module.path, line)
+        if isinstance(value, Text) and conversion == -1 and not spec:
+            return list(value.parts)
+        plain = python(value)
+        if plain is NOT_PLAIN or isinstance(value, ListV):
+            if isinstance(value, Unknown):
+                return [Hole(value.text, value.origin or origin, value.quiet)]
+            return [Hole(self._segment(node, scope), origin)]
+        try:
+            shown: object = plain
+            if conversion == ord("r"):
+                shown = repr(plain)
+            elif conversion == ord("a"):
+                shown = ascii(plain)
+            elif conversion == ord("s"):
+                shown = str(plain)
+            text = format(shown, spec)
+        except (ValueError, TypeError, OverflowError):
+            return [Hole(self._segment(node, scope), origin)]
+        return [Chunk(text, origin)]
+
+    def _e_name(self, node: ast.Name, scope: Scope) -> Value:
+        return self._lookup(node.id, scope, node)
+
+    def _lookup(self, name: str, scope: Scope, node: ast.AST) -> Value:
+        current: Scope | None = scope
+        if name in scope.globals_names:
+            current = None
+        while current is not None:
+            if (not current.is_class or current is scope) and name in current.vars:
+                return self._bound(current.vars, name)
+            current = current.parent
+        module_vars = scope.module.globals
+        if name in module_vars:
+            return self._bound(module_vars, name)
+        if name in _BUILTINS:
+            return Builtin(name)
+        return Unknown(name, self._origin(node, scope))
+
+    def _bound(self, variables: dict[str, Value], name: str) -> Value:
+        value = variables[name]
+        if isinstance(value, Lazy):
+            value = self._resolve(value)
+            variables[name] = value
+        return value
+
+    def _e_attribute(self, node: ast.Attribute, scope: Scope) -> Value:
+        obj = self.eval(node.value, scope)
+        return self._getattr(obj, node.attr, self._segment(node, scope), self._origin(node, scope))
+
+    def _getattr(self, obj: Value, attr: str, text: str, origin: Origin | None) -> Value:
+        if isinstance(obj, Instance):
+            if attr in obj.fields:
+                return obj.fields[attr]
+            found = obj.cls.lookup(attr)
+            if isinstance(found, FuncV):
+                if found.kind == "property":
+                    return self._invoke(found, [obj], {}, None)
+                if found.kind == "staticmethod":
+                    return found
+                bound = obj if found.kind == "function" else obj.cls
+                return _bind(found, bound)
+            if found is not None:
+                return found
+            return Unknown(text, origin)
+        if isinstance(obj, ClassV):
+            found = obj.lookup(attr)
+            if isinstance(found, FuncV) and found.kind == "classmethod":
+                return _bind(found, obj)
+            return found if found is not None else Unknown(text, origin)
+        if isinstance(obj, ModuleV):
+            return self._module_attr(obj, attr, text)
+        if isinstance(obj, Builtin):
+            if obj.name.startswith("module:"):
+                return self._external(f"{obj.name[7:]}.{attr}")
+            if obj.name == "os.environ" and attr in ("get", "setdefault", "pop"):
+                return Builtin(f"environ.{attr}")
+            return Unknown(text, origin)
+        if isinstance(obj, Text | ListV | DictV | SetV | TupleV):
+            kind = {Text: "str", ListV: "list", DictV: "dict", SetV: "set", TupleV: "tuple"}[type(obj)]
+            if f"{kind}.{attr}" in _METHODS:
+                return Builtin(f"{kind}.{attr}", obj)
+        return Unknown(text, origin)
+
+    def _e_subscript(self, node: ast.Subscript, scope: Scope) -> Value:
+        obj = self.eval(node.value, scope)
+        text = self._segment(node, scope)
+        origin = self._origin(node, scope)
+        if isinstance(node.slice, ast.Slice):
+            lower = self.eval(node.slice.lower, scope) if node.slice.lower else Const(None)
+            upper = self.eval(node.slice.upper, scope) if node.slice.upper else Const(None)
+            step = self.eval(node.slice.step, scope) if node.slice.step else Const(None)
+            bounds = [python(v) for v in (lower, upper, step)]
+            if not all(b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds):
+                return Unknown(text, origin)
+            if bounds[2] == 0:
+                return Unknown(text, origin)
+            piece = slice(*cast(list[int | None], bounds))
+            if isinstance(obj, ListV):
+                return ListV(obj.items[piece])
+            if isinstance(obj, TupleV):
+                return TupleV(obj.items[piece])
+            if isinstance(obj, Text) and obj.plain is not None:
+                return Text.of(obj.plain[piece], origin_of(obj))
+            return Unknown(text, origin)
+        index = self.eval(node.slice, scope)
+        return self._getitem(obj, index, text, origin)
+
+    def _getitem(self, obj: Value, index: Value, text: str, origin: Origin | None) -> Value:
+        if isinstance(obj, DictV):
+            key = key_of(index)
+            if key is not None and key in obj.items:
+                return obj.items[key][1]
+            return Unknown(text, origin)
+        if isinstance(obj, Builtin) and obj.name == "os.environ":
+            name = python(index)
+            if isinstance(name, str):
+                got = self._env(name, text, origin)
+                return got
+            return Unknown(text, origin)
+        i = python(index)
+        if not isinstance(i, int) or isinstance(i, bool):
+            return Unknown(text, origin)
+        if isinstance(obj, ListV | TupleV):
+            if -len(obj.items) <= i < len(obj.items):
+                return obj.items[i]
+            return Unknown(text, origin)
+        if isinstance(obj, Text) and obj.plain is not None and -len(obj.plain) <= i < len(obj.plain):
+            return Text.of(obj.plain[i], origin_of(obj))
+        return Unknown(text, origin)
+
+    def _env(self, name: str, text: str, origin: Origin | None) -> Value:
+        if name in self.env_overrides:
+            value = self.env_overrides[name]
+        elif name in self.env:
+            value = self.env[name]
+        else:
+            return Unknown(text, origin)
+        return Const(None, origin) if value is None else Text.of(value, origin)
+
+    def _e_binop(self, node: ast.BinOp, scope: Scope) -> Value:
+        left = self.eval(node.left, scope)
+        right = self.eval(node.right, scope)
+        return self._binop(node.op, left, right, node, scope)
+
+    def _binop(self, op: ast.operator, a: Value, b: Value, node: ast.AST, scope: Scope) -> Value:
+        text = self._segment(node, scope)
+        named = _named(origin_of(a)) or _named(origin_of(b))
+        origin = Origin(scope.module.path, getattr(node, "lineno", 0), None, "computed", named)
+        if isinstance(a, Unknown):
+            return Unknown(a.text if a.quiet else text, a.origin or origin, a.quiet)
+        if isinstance(b, Unknown):
+            return Unknown(text, b.origin or origin)
+        if isinstance(op, ast.Add):
+            if isinstance(a, Text) and isinstance(b, Text):
+                return a + b if len(a) + len(b) <= MAX_TEXT else Unknown(text, origin)
+            if isinstance(a, ListV) and isinstance(b, ListV):
+                return ListV(a.items + b.items) if len(a.items) + len(b.items) <= MAX_ITEMS \
+                    else Unknown(text, origin)
+            if isinstance(a, TupleV) and isinstance(b, TupleV):
+                return TupleV(a.items + b.items) if len(a.items) + len(b.items) <= MAX_ITEMS \
+                    else Unknown(text, origin)
+        if isinstance(op, ast.Mult):
+            seq, count = (a, b) if isinstance(b, Const) else (b, a)
+            n = python(count) if isinstance(count, Const) else None
+            if isinstance(n, int) and isinstance(seq, Text | ListV | TupleV):
+                size = len(seq) if isinstance(seq, Text) else len(seq.items)
+                if max(n, 0) * size > (MAX_TEXT if isinstance(seq, Text) else MAX_ITEMS):
+                    return Unknown(text, origin)
+                if isinstance(seq, Text):
+                    return Text(seq.parts * max(n, 0))
+                if isinstance(seq, ListV):
+                    return ListV(seq.items * max(n, 0))
+                return TupleV(seq.items * max(n, 0))
+        if isinstance(op, ast.Mod) and isinstance(a, Text):
+            template = a.plain
+            args = python(b)
+            if template is None or args is NOT_PLAIN:
+                return Unknown(text, origin)
+            try:
+                result = template % (tuple(args) if isinstance(args, list | tuple) else args)
+            except (TypeError, ValueError, KeyError, OverflowError):
+                return Unknown(text, origin)
+            return Text.of(result, origin) if len(result) <= MAX_TEXT else Unknown(text, origin)
+        x, y = python(a), python(b)
+        if not (isinstance(a, Const) and isinstance(b, Const)):
+            return Unknown(text, origin)
+        number = _arith(op, x, y)
+        if number is NOT_PLAIN:
+            return Unknown(text, origin)
+        return Const(cast(int | float | bool, number), origin)
+
+    def _e_unaryop(self, node: ast.UnaryOp, scope: Scope) -> Value:
+        value = self.eval(node.operand, scope)
+        origin = origin_of(value) if _is_literal(node) else Origin(
+            scope.module.path, node.lineno, None, "computed", _named(origin_of(value)))
+        if isinstance(node.op, ast.Not):
+            t = truth(value)
+            return Unknown(self._segment(node, scope), origin) if t is None else Const(not t, origin)
+        x = python(value)
+        if not isinstance(value, Const) or not isinstance(x, int | float):
+            return Unknown(self._segment(node, scope), origin)
+        if isinstance(node.op, ast.USub):
+            return Const(-x, origin)
+        if isinstance(node.op, ast.UAdd):
+            return Const(+x, origin)
+        if isinstance(x, int):
+            return Const(~x, origin)
+        return Unknown(self._segment(node, scope), origin)
+
+    def _e_boolop(self, node: ast.BoolOp, scope: Scope) -> Value:
+        is_and = isinstance(node.op, ast.And)
+        result: Value = Const(None)
+        for index, sub in enumerate(node.values):
+            result = self.eval(sub, scope)
+            if index == len(node.values) - 1:
+                return result
+            t = truth(result)
+            if t is None:
+                return Unknown(self._segment(node, scope), self._origin(node, scope))
+            if t is not is_and:
+                return result
+        return result  # pragma: no cover - a BoolOp has at least two values
+
+    def _e_compare(self, node: ast.Compare, scope: Scope) -> Value:
+        left = self.eval(node.left, scope)
+        decided = True
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = self.eval(right_node, scope)
+            result = self._compare(op, left, right)
+            if result is False:
+                return Const(False, self._origin(node, scope))
+            if result is None:
+                decided = False
+            left = right
+        if not decided:
+            return Unknown(self._segment(node, scope), self._origin(node, scope))
+        return Const(True, self._origin(node, scope))
+
+    def _compare(self, op: ast.cmpop, a: Value, b: Value) -> bool | None:
+        if isinstance(op, ast.Eq):
+            return equal(a, b)
+        if isinstance(op, ast.NotEq):
+            e = equal(a, b)
+            return None if e is None else not e
+        if isinstance(op, ast.Is | ast.IsNot):
+            same = _identical(a, b)
+            if same is None:
+                return None
+            return same if isinstance(op, ast.Is) else not same
+        if isinstance(op, ast.In | ast.NotIn):
+            inside = self._contains(b, a)
+            if inside is None:
+                return None
+            return inside if isinstance(op, ast.In) else not inside
+        x, y = python(a), python(b)
+        if x is NOT_PLAIN or y is NOT_PLAIN or isinstance(a, Unknown) or isinstance(b, Unknown):
+            return None
+        try:
+            if isinstance(op, ast.Lt):
+                return bool(x < y)  # type: ignore[operator]
+            if isinstance(op, ast.LtE):
+                return bool(x <= y)  # type: ignore[operator]
+            if isinstance(op, ast.Gt):
+                return bool(x > y)  # type: ignore[operator]
+            return bool(x >= y)  # type: ignore[operator]
+        except TypeError:
+            return None
+
+    def _contains(self, container: Value, item: Value) -> bool | None:
+        if isinstance(container, Text):
+            hay, needle = container.plain, python(item)
+            if hay is None or not isinstance(needle, str):
+                return None
+            return needle in hay
+        if isinstance(container, ListV | TupleV):
+            results = [equal(item, v) for v in container.items]
+            if True in results:
+                return True
+            return None if None in results else False
+        if isinstance(container, DictV | SetV):
+            key = key_of(item)
+            if key is None:
+                return None
+            if key in container.items:
+                return True
+            return False if not isinstance(container, DictV) or container.complete else None
+        if isinstance(container, Builtin) and container.name == "os.environ":
+            name = python(item)
+            if not isinstance(name, str):
+                return None
+            got = self._env(name, name, None)
+            return None if isinstance(got, Unknown) else isinstance(got, Text)
+        return None
+
+    def _e_ifexp(self, node: ast.IfExp, scope: Scope) -> Value:
+        test = truth(self.eval(node.test, scope))
+        if test is True:
+            return self.eval(node.body, scope)
+        if test is False:
+            return self.eval(node.orelse, scope)
+        body = self.eval(node.body, scope)
+        orelse = self.eval(node.orelse, scope)
+        return merge(body, orelse, self._segment(node.test, scope), self._origin(node, scope))
+
+    def _e_list(self, node: ast.List | ast.Tuple | ast.Set, scope: Scope) -> Value:
+        items: list[Value] = []
+        for elt in node.elts:
+            if isinstance(elt, ast.Starred):
+                inner = self._iterate(self.eval(elt.value, scope))
+                if inner is None:
+                    return Unknown(self._segment(node, scope), self._origin(node, scope))
+                items.extend(inner)
+            else:
+                items.append(self.eval(elt, scope))
+            if len(items) > MAX_ITEMS:
+                return Unknown(self._segment(node, scope), self._origin(node, scope))
+        if isinstance(node, ast.Tuple):
+            return TupleV(tuple(items))
+        if isinstance(node, ast.Set):
+            return self._make_set(items, node, scope)
+        return ListV(items)
+
+    def _make_set(self, items: list[Value], node: ast.AST, scope: Scope) -> Value:
+        out: dict[Hashable, Value] = {}
+        for item in items:
+            key = key_of(item)
+            if key is None:
+                return Unknown(self._segment(node, scope), self._origin(node, scope))
+            out.setdefault(key, item)
+        return SetV(out)
+
+    def _e_dict(self, node: ast.Dict, scope: Scope) -> Value:
+        out = DictV({})
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            value = self.eval(value_node, scope)
+            if key_node is None:
+                if isinstance(value, DictV):
+                    out.items.update(value.items)
+                    out.complete = out.complete and value.complete
+                else:
+                    out.complete = False
+                continue
+            self._setitem(out, self.eval(key_node, scope), value)
+        return out
+
+    def _e_comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+                         scope: Scope) -> Value:
+        inner = Scope({}, scope, scope.module)
+        results: list[Value] = []
+        pairs: list[tuple[Value, Value]] = []
+        if not self._comprehend(node, node.generators, 0, inner, results, pairs):
+            return Unknown(self._segment(node, scope), self._origin(node, scope))
+        if isinstance(node, ast.DictComp):
+            out = DictV({})
+            for k, v in pairs:
+                self._setitem(out, k, v)
+            return out
+        if isinstance(node, ast.SetComp):
+            return self._make_set(results, node, scope)
+        return ListV(results)
+
+    def _comprehend(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+                    generators: list[ast.comprehension], index: int, scope: Scope,
+                    results: list[Value], pairs: list[tuple[Value, Value]]) -> bool:
+        if index == len(generators):
+            if isinstance(node, ast.DictComp):
+                pairs.append((self.eval(node.key, scope), self.eval(node.value, scope)))
+            else:
+                results.append(self.eval(node.elt, scope))
+            return len(results) + len(pairs) <= MAX_ITEMS
+        gen = generators[index]
+        items = self._iterate(self.eval(gen.iter, scope))
+        if items is None:
+            return False
+        for item in items:
+            self._tick()
+            self._assign(gen.target, item, scope, None)
+            keep = True
+            for cond in gen.ifs:
+                t = truth(self.eval(cond, scope))
+                if t is None:
+                    return False
+                keep = keep and t
+            if keep and not self._comprehend(node, generators, index + 1, scope, results, pairs):
+                return False
+        return True
+
+    def _e_namedexpr(self, node: ast.NamedExpr, scope: Scope) -> Value:
+        value = self.eval(node.value, scope)
+        scope_set(scope, node.target.id, value)
+        return value
+
+    def _e_lambda(self, node: ast.Lambda, scope: Scope) -> Value:
+        return self._function(node, scope)
+
+    def _e_yield(self, node: ast.Yield | ast.YieldFrom, scope: Scope) -> Value:
+        value = self.eval(node.value, scope) if node.value is not None else Const(None)
+        target = scope
+        while target.yields is None and target.parent is not None:
+            target = target.parent
+        if target.yields is not None:
+            if isinstance(node, ast.YieldFrom):
+                items = self._iterate(value)
+                if items is None:
+                    target.yields.append(Unknown(_text_of(value)))
+                else:
+                    target.yields.extend(items)
+            else:
+                target.yields.append(value)
+            if self.guards:
+                target.yields.append(Unknown("a value yielded under a condition"))
+        return Unknown(self._segment(node, scope), self._origin(node, scope))
+
+    # ----- calls --------------------------------------------------------------------------
+
+    def _e_call(self, node: ast.Call, scope: Scope) -> Value:
+        func = self.eval(node.func, scope)
+        args: list[Value] = []
+        keywords: dict[str, Value] = {}
+        partial = False
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                inner = self._iterate(self.eval(arg.value, scope))
+                if inner is None:
+                    partial = True
+                else:
+                    args.extend(inner)
+            else:
+                args.append(self.eval(arg, scope))
+        for kw in node.keywords:
+            value = self.eval(kw.value, scope)
+            if kw.arg is None:
+                if isinstance(value, DictV) and value.complete:
+                    for key_value, item in value.items.values():
+                        key = python(key_value)
+                        if isinstance(key, str):
+                            keywords[key] = item
+                else:
+                    partial = True
+                continue
+            if _is_literal(kw.value):
+                value = with_origin(value, Origin(scope.module.path, kw.value.lineno, kw.arg, "keyword"))
+            keywords[kw.arg] = value
+        tail = node.func.attr if isinstance(node.func, ast.Attribute) else (
+            node.func.id if isinstance(node.func, ast.Name) else "")
+        text = self._segment(node, scope)
+        origin = self._origin(node, scope)
+        if tail in self.quiet:
+            return Unknown(text, origin, quiet=True)
+        if tail in self.sinks and not isinstance(func, ClassV):
+            self._external_call(node, scope, tail, args, keywords, True)
+            return Unknown(text, origin)
+        if partial:
+            return self._opaque(node, scope, tail, args, keywords, text, origin)
+        return self._apply(func, args, keywords, node, scope, tail, text, origin)
+
+    def _opaque(self, node: ast.Call, scope: Scope, tail: str, args: list[Value],
+                keywords: dict[str, Value], text: str, origin: Origin) -> Value:
+        self._external_call(node, scope, tail, args, keywords, False)
+        return Unknown(text, origin)
+
+    def _external_call(self, node: ast.Call, scope: Scope, tail: str, args: list[Value],
+                       keywords: dict[str, Value], named: bool) -> None:
+        if self.on_call is None:
+            return
+        if not named and not any(_has_flag(v) for v in [*args, *keywords.values()]):
+            return
+        self.on_call(ExternalCall(
+            name=self._segment(node.func, scope), tail=tail, args=tuple(args),
+            keywords=dict(keywords), path=scope.module.path, line=node.lineno,
+            guards=tuple(self.guards), module=scope.module.path, named_sink=named,
+        ))
+
+    def _apply(self, func: Value, args: list[Value], keywords: dict[str, Value], node: ast.Call,
+               scope: Scope, tail: str, text: str, origin: Origin) -> Value:
+        if isinstance(func, FuncV):
+            if isinstance(func.node, ast.AsyncFunctionDef):
+                return Unknown(text, origin)
+            return self._invoke(func, args, keywords, node)
+        if isinstance(func, ClassV):
+            return self._construct(func, args, keywords, node, scope)
+        if isinstance(func, Builtin):
+            result = self._builtin(func, args, keywords, node, scope, text, origin)
+            if result is not None:
+                return result
+            return Unknown(text, origin)
+        if isinstance(func, Instance):
+            method = func.cls.lookup("__call__")
+            if isinstance(method, FuncV):
+                return self._invoke(_bind(method, func), args, keywords, node)
+        return self._opaque(node, scope, tail, args, keywords, text, origin)
+
+    def _invoke(self, fn: FuncV, args: list[Value], keywords: dict[str, Value],
+                node: ast.Call | None) -> Value:
+        if self.depth >= self.limits.max_depth:
+            return Unknown(f"{fn.name}(...)")
+        closure = fn.closure
+        assert isinstance(closure, Scope)
+        scope = Scope({}, closure, closure.module)
+        if fn.bound is not None:
+            args = [fn.bound, *args]
+        self._bind_params(fn, args, keywords, scope)
+        if isinstance(fn.node, ast.Lambda):
+            self.depth += 1
+            try:
+                return self.eval(fn.node.body, scope)
+            finally:
+                self.depth -= 1
+        if self._is_generator(fn.node):
+            scope.yields = []
+        self.depth += 1
+        depth = len(self.guards)
+        loops = self.loops
+        self.loops = []
+        result: Value = Const(None)
+        try:
+            self._block(fn.node.body, scope)
+        except _Return as ret:
+            result = ret.value
+        except (_Break, _Continue):
+            pass
+        finally:
+            self.depth -= 1
+            del self.guards[depth:]
+            self.loops = loops
+        if scope.yields is not None:
+            return ListV(scope.yields)
+        origin = Origin(fn.path, fn.node.lineno, None, "computed")
+        for value, cond in reversed(scope.pending):
+            result = merge(value, result, cond, origin)
+        return result
+
+    def _is_generator(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        found = self._yields.get(id(node))
+        if found is None:
+            found = False
+            stack: list[ast.AST] = list(node.body)
+            while stack:
+                sub = stack.pop()
+                if isinstance(sub, ast.Yield | ast.YieldFrom):
+                    found = True
+                    break
+                if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+                    continue
+                stack.extend(ast.iter_child_nodes(sub))
+            self._yields[id(node)] = found
+        return found
+
+    def _bind_params(self, fn: FuncV, args: list[Value], keywords: dict[str, Value],
+                     scope: Scope) -> None:
+        spec = fn.node.args
+        positional = [a.arg for a in (*spec.posonlyargs, *spec.args)]
+        defaults = dict(zip(positional[len(positional) - len(fn.defaults):], fn.defaults,
+                            strict=True))
+        variables = scope.vars
+        for name, value in zip(positional, args, strict=False):
+            variables[name] = value
+        extra = args[len(positional):]
+        if spec.vararg is not None:
+            variables[spec.vararg.arg] = TupleV(tuple(extra))
+        kwargs: dict[str, Value] = {}
+        for name, value in keywords.items():
+            if name in positional or any(a.arg == name for a in spec.kwonlyargs):
+                variables[name] = value
+            else:
+                kwargs[name] = value
+        if spec.kwarg is not None:
+            out = DictV({})
+            for name, value in kwargs.items():
+                out.items[("s", name)] = (Text.of(name), value)
+            variables[spec.kwarg.arg] = out
+        for name in [*positional, *(a.arg for a in spec.kwonlyargs)]:
+            if name not in variables:
+                if name in defaults:
+                    variables[name] = defaults[name]
+                elif name in fn.kw_defaults:
+                    variables[name] = fn.kw_defaults[name]
+                else:
+                    variables[name] = Unknown(f"{name} (not passed to {fn.name})")
+
+    def _construct(self, cls: ClassV, args: list[Value], keywords: dict[str, Value],
+                   node: ast.Call | None, scope: Scope) -> Value:
+        instance = Instance(cls, {})
+        init = cls.lookup("__init__")
+        if any(c.dataclass for c in cls.mro()) and not isinstance(init, FuncV):
+            specs = [s for s in cls.all_fields() if s.init]
+            complete = cls.complete
+            for spec, value in zip(specs, args, strict=False):
+                if complete:
+                    instance.fields[spec.name] = value
+            for name, value in keywords.items():
+                instance.fields[name] = value
+            for spec in cls.all_fields():
+                if spec.name in instance.fields:
+                    continue
+                if args and not complete:
+                    instance.fields[spec.name] = Unknown(f"{cls.name}.{spec.name}")
+                elif spec.default is not None:
+                    instance.fields[spec.name] = spec.default
+                elif spec.factory is not None:
+                    instance.fields[spec.name] = self._call_value(spec.factory, scope, cls.name)
+                else:
+                    instance.fields[spec.name] = Unknown(f"{cls.name}.{spec.name} (not given)")
+            post = cls.lookup("__post_init__")
+            if isinstance(post, FuncV):
+                self._invoke(_bind(post, instance), [], {}, node)
+            return instance
+        if isinstance(init, FuncV):
+            self._invoke(_bind(init, instance), args, keywords, node)
+        return instance
+
+    def _call_value(self, factory: Value, scope: Scope, text: str) -> Value:
+        if isinstance(factory, FuncV):
+            return self._invoke(factory, [], {}, None)
+        if isinstance(factory, Builtin) and factory.name in ("list", "dict", "set", "tuple"):
+            return {"list": ListV([]), "dict": DictV({}), "set": SetV({}),
+                    "tuple": TupleV(())}[factory.name]
+        if isinstance(factory, ClassV):
+            return self._construct(factory, [], {}, None, scope)
+        return Unknown(f"{text} default")
+
+    def _iterate(self, value: Value) -> list[Value] | None:
+        if isinstance(value, ListV | TupleV):
+            return list(value.items)
+        if isinstance(value, DictV):
+            return [k for k, _ in value.items.values()] if value.complete else None
+        if isinstance(value, SetV):
+            return list(value.items.values())
+        if isinstance(value, Text):
+            plain = value.plain
+            if plain is None:
+                return None
+            origin = origin_of(value)
+            return [Text.of(c, origin) for c in plain]
+        return None
+
+    # ----- modelled builtins --------------------------------------------------------------
+
+    def _builtin(self, func: Builtin, args: list[Value], keywords: dict[str, Value],
+                 node: ast.Call, scope: Scope, text: str, origin: Origin) -> Value | None:
+        handler = _BUILTIN_CALLS.get(func.name)
+        if handler is None:
+            return None
+        call = _Call(self, func, args, keywords, node, scope, text, origin)
+        try:
+            return handler(call)
+        except (ValueError, TypeError, OverflowError, ZeroDivisionError, IndexError, KeyError,
+                AttributeError):
+            return Unknown(text, origin)
+
+
+@dataclass(slots=True)
+class _Call:
+    """One call of a modelled builtin."""
+
+    interp: Interpreter
+    func: Builtin
+    args: list[Value]
+    keywords: dict[str, Value]
+    node: ast.Call
+    scope: Scope
+    text: str
+    origin: Origin
+
+    def unknown(self) -> Unknown:
+        return Unknown(self.text, self.origin)
+
+    def computed(self) -> Origin:
+        named = next((_named(origin_of(a)) for a in self.args if _named(origin_of(a))), None)
+        return Origin(self.origin.path, self.origin.line, None, "computed", named)
+
+    def plain(self, value: Value) -> object:
+        return python(value)
+
+
+def scope_set(scope: Scope, name: str, value: Value) -> None:
+    if name in scope.globals_names:
+        scope.module.globals[name] = value
+    else:
+        scope.vars[name] = value
+
+
+def _bind(fn: FuncV, bound: Value) -> FuncV:
+    return FuncV(fn.name, fn.path, fn.node, fn.defaults, fn.kw_defaults, fn.closure, fn.kind,
+                 bound, fn.parametrize)
+
+
+def _text_of(value: Value) -> str:
+    if isinstance(value, Unknown):
+        return value.text
+    return type(value).__name__
+
+
+def _identical(a: Value, b: Value) -> bool | None:
+    if isinstance(a, Unknown) or isinstance(b, Unknown):
+        return None
+    if isinstance(a, Const) and isinstance(b, Const):
+        if a.value is None or b.value is None or isinstance(a.value, bool) or isinstance(b.value, bool):
+            return a.value is b.value
+        return None
+    if isinstance(a, Const) or isinstance(b, Const):
+        return False
+    if isinstance(a, Text) or isinstance(b, Text):
+        return None
+    return a is b
+
+
+def _has_flag(value: Value) -> bool:
+    if isinstance(value, Text):
+        return any((isinstance(p, Chunk) and "--" in p.text) or isinstance(p, Choice)
+                   for p in value.parts)
+    if isinstance(value, ListV | TupleV):
+        return any(_has_flag(v) for v in value.items)
+    return False
+
+
+def _merge_vars(a: dict[str, Value], b: dict[str, Value], cond: str,
+                origin: Origin) -> dict[str, Value]:
+    out: dict[str, Value] = {}
+    for name in dict.fromkeys([*a, *b]):
+        if name in a and name in b:
+            out[name] = merge(a[name], b[name], cond, origin)
+        else:
+            out[name] = Unknown(f"{name} (set only when {cond})", origin)
+    return out
+
+
+def _arith(op: ast.operator, x: Any, y: Any) -> object:
+    """A numeric operation on plain values, refusing what would be too big or slow."""
+    if isinstance(x, str) or isinstance(y, str) or x is None or y is None:
+        return NOT_PLAIN
+    try:
+        if isinstance(op, ast.Pow):
+            if isinstance(y, int) and isinstance(x, int) and (
+                    y < 0 or y * max(abs(x).bit_length(), 1) > MAX_INT_BITS):
+                return NOT_PLAIN
+            result = x ** y
+        elif isinstance(op, ast.LShift):
+            if y > MAX_INT_BITS:
+                return NOT_PLAIN
+            result = x << y
+        else:
+            result = _OPS[type(op)](x, y)
+    except (ArithmeticError, TypeError, ValueError, KeyError):
+        return NOT_PLAIN
+    if isinstance(result, complex):
+        return NOT_PLAIN
+    if isinstance(result, int) and result.bit_length() > MAX_INT_BITS:
+        return NOT_PLAIN
+    return result
+
+
+_OPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: lambda x, y: x + y,
+    ast.Sub: lambda x, y: x - y,
+    ast.Mult: lambda x, y: x * y if not (isinstance(x, int) and isinstance(y, int)) or
+    x.bit_length() + y.bit_length() <= MAX_INT_BITS else NOT_PLAIN,
+    ast.Div: lambda x, y: x / y,
+    ast.FloorDiv: lambda x, y: x // y,
+    ast.Mod: lambda x, y: x % y,
+    ast.RShift: lambda x, y: x >> y,
+    ast.BitAnd: lambda x, y: x & y,
+    ast.BitOr: lambda x, y: x | y,
+    ast.BitXor: lambda x, y: x ^ y,
+}
+
+
+# ----- builtin implementations ---------------------------------------------------------------
+
+def _plain_args(call: _Call) -> list[object] | None:
+    out = [python(a) for a in call.args]
+    return None if any(o is NOT_PLAIN for o in out) else out
+
+
+def _b_len(call: _Call) -> Value:
+    (value,) = call.args
+    if isinstance(value, Text):
+        return Const(len(value.plain), call.computed()) if value.plain is not None else call.unknown()
+    if isinstance(value, ListV | TupleV | SetV):
+        return Const(len(value.items), call.computed())
+    if isinstance(value, DictV) and value.complete:
+        return Const(len(value.items), call.computed())
+    return call.unknown()
+
+
+def _b_str(call: _Call) -> Value:
+    if not call.args:
+        return Text.of("")
+    (value,) = call.args
+    if isinstance(value, Text):
+        return value
+    if isinstance(value, Const):
+        return Text.of(str(value.value), value.origin or call.origin)
+    if isinstance(value, Unknown):
+        return Text((Hole(value.text, value.origin or call.origin, value.quiet),))
+    plain = python(value)
+    return call.unknown() if plain is NOT_PLAIN else Text.of(str(plain), call.origin)
+
+
+def _b_number(call: _Call) -> Value:
+    kind = {"int": int, "float": float, "bool": bool}[call.func.name]
+    if not call.args:
+        return Const(kind(), call.origin)
+    value = call.args[0]
+    if kind is bool:
+        t = truth(value)
+        return call.unknown() if t is None else Const(t, origin_of(value) or call.origin)
+    plain = python(value)
+    if plain is NOT_PLAIN or len(call.args) > 1 or plain is None:
+        return call.unknown()
+    if isinstance(plain, str) and len(plain) > 100:
+        return call.unknown()
+    result = kind(plain)
+    origin = origin_of(value) or call.origin
+    return Const(result, origin)
+
+
+def _b_minmax(call: _Call) -> Value:
+    items = call.args
+    if len(items) == 1:
+        inner = call.interp._iterate(items[0])
+        if inner is None:
+            return call.unknown()
+        items = inner
+    plain = [python(v) for v in items]
+    if not plain or any(p is NOT_PLAIN or not isinstance(p, int | float) for p in plain):
+        return call.unknown()
+    pick = min if call.func.name == "min" else max
+    chosen = pick(plain)  # type: ignore[type-var]
+    return items[plain.index(chosen)]
+
+
+def _b_numeric(call: _Call) -> Value:
+    plain = _plain_args(call)
+    if plain is None:
+        return call.unknown()
+    name = call.func.name
+    if name == "sum":
+        inner = call.interp._iterate(call.args[0])
+        values = [python(v) for v in inner] if inner is not None else None
+        if values is None or any(not isinstance(v, int | float) for v in values):
+            return call.unknown()
+        result: object = sum(values)  # type: ignore[arg-type]
+    elif name == "abs":
+        result = abs(plain[0])  # type: ignore[arg-type]
+    elif name == "round":
+        result = round(*plain)  # type: ignore[call-overload]
+    elif name == "divmod":
+        x, y = cast(list[int], plain)
+        return from_python(divmod(x, y), call.computed())
+    else:
+        fn = getattr(math, name.split(".")[1])
+        if name in ("math.gcd", "math.lcm") and any(
+                not isinstance(p, int) or abs(p).bit_length() > MAX_INT_BITS for p in plain):
+            return call.unknown()
+        if name == "math.prod":
+            inner = call.interp._iterate(call.args[0])
+            values = [python(v) for v in inner] if inner is not None else None
+            if values is None or any(not isinstance(v, int | float) for v in values):
+                return call.unknown()
+            product = _arith(ast.Mult(), 1, 1)
+            for v in values:
+                product = _arith(ast.Mult(), product, v)
+                if product is NOT_PLAIN:
+                    return call.unknown()
+            result = product
+        else:
+            result = fn(*plain)
+    return from_python(result, call.computed())
+
+
+def _b_range(call: _Call) -> Value:
+    plain = _plain_args(call)
+    if plain is None or not plain or len(plain) > 3 or \
+            not all(isinstance(p, int) and not isinstance(p, bool) for p in plain):
+        return call.unknown()
+    span = range(*cast(list[int], plain))
+    if len(span) > MAX_ITEMS:
+        return call.unknown()
+    origin = call.computed()
+    return ListV([Const(i, origin) for i in span])
+
+
+def _b_container(call: _Call) -> Value:
+    name = call.func.name
+    if not call.args:
+        return {"list": ListV([]), "tuple": TupleV(()), "set": SetV({}), "dict": DictV({})}[name] \
+            if not call.keywords or name != "dict" else _dict_keywords(call)
+    items = call.interp._iterate(call.args[0])
+    if items is None:
+        return call.unknown()
+    if name == "list":
+        return ListV(items)
+    if name == "tuple":
+        return TupleV(tuple(items))
+    if name == "set":
+        return call.interp._make_set(items, call.node, call.scope)
+    if isinstance(call.args[0], DictV):
+        out = DictV(dict(call.args[0].items), call.args[0].complete)
+    else:
+        out = DictV({})
+        for item in items:
+            pair = call.interp._iterate(item)
+            if pair is None or len(pair) != 2:
+                return call.unknown()
+            call.interp._setitem(out, pair[0], pair[1])
+    for key, value in call.keywords.items():
+        out.items[("s", key)] = (Text.of(key), value)
+    return out
+
+
+def _dict_keywords(call: _Call) -> Value:
+    out = DictV({})
+    for key, value in call.keywords.items():
+        out.items[("s", key)] = (Text.of(key), value)
+    return out
+
+
+def _b_sorted(call: _Call) -> Value:
+    items = call.interp._iterate(call.args[0])
+    if items is None or call.keywords:
+        return call.unknown()
+    if call.func.name == "reversed":
+        return ListV(list(reversed(items)))
+    plain = [python(v) for v in items]
+    if any(p is NOT_PLAIN for p in plain):
+        return call.unknown()
+    order = sorted(range(len(items)), key=lambda i: plain[i])  # type: ignore[arg-type,return-value]
+    return ListV([items[i] for i in order])
+
+
+def _b_enumerate(call: _Call) -> Value:
+    items = call.interp._iterate(call.args[0])
+    if items is None:
+        return call.unknown()
+    start = python(call.args[1]) if len(call.args) > 1 else 0
+    if not isinstance(start, int):
+        return call.unknown()
+    origin = call.computed()
+    return ListV([TupleV((Const(i + start, origin), v)) for i, v in enumerate(items)])
+
+
+def _b_zip(call: _Call) -> Value:
+    columns = [call.interp._iterate(a) for a in call.args]
+    if any(c is None for c in columns):
+        return call.unknown()
+    rows = zip(*[c for c in columns if c is not None], strict=False)
+    return ListV([TupleV(tuple(r)) for r in rows])
+
+
+def _b_map_filter(call: _Call) -> Value:
+    if len(call.args) != 2:
+        return call.unknown()
+    fn, iterable = call.args
+    items = call.interp._iterate(iterable)
+    if items is None:
+        return call.unknown()
+    out: list[Value] = []
+    for item in items:
+        if isinstance(fn, FuncV):
+            result = call.interp._invoke(fn, [item], {}, None)
+        elif isinstance(fn, Builtin) and fn.name in _BUILTIN_CALLS:
+            result = call.interp._builtin(fn, [item], {}, call.node, call.scope, call.text,
+                                          call.origin) or call.unknown()
+        elif isinstance(fn, Const) and fn.value is None and call.func.name == "filter":
+            result = item
+        else:
+            return call.unknown()
+        if call.func.name == "map":
+            out.append(result)
+        else:
+            t = truth(result)
+            if t is None:
+                return call.unknown()
+            if t:
+                out.append(item)
+    return ListV(out)
+
+
+def _b_isinstance(call: _Call) -> Value:
+    value, kinds = call.args
+    options = kinds.items if isinstance(kinds, TupleV) else (kinds,)
+    result: bool = False
+    for option in options:
+        if isinstance(option, ClassV):
+            if isinstance(value, Instance):
+                if option in value.cls.mro():
+                    result = True
+            elif isinstance(value, Unknown):
+                return call.unknown()
+        elif isinstance(option, Builtin) and option.name in ("str", "int", "float", "bool",
+                                                             "list", "tuple", "dict", "set"):
+            if isinstance(value, Unknown | Instance | Lazy):
+                return call.unknown()
+            plain = python(value)
+            py_type = {"str": str, "int": int, "float": float, "bool": bool, "list": list,
+                       "tuple": tuple, "dict": dict, "set": set}[option.name]
+            if option.name in ("dict", "set"):
+                result = result or isinstance(value, DictV if option.name == "dict" else SetV)
+            elif plain is not NOT_PLAIN and isinstance(plain, py_type):
+                result = True
+        else:
+            return call.unknown()
+    return Const(result, call.origin)
+
+
+def _b_print(call: _Call) -> Value:
+    return Const(None)
+
+
+def _b_repr(call: _Call) -> Value:
+    plain = python(call.args[0])
+    return call.unknown() if plain is NOT_PLAIN else Text.of(repr(plain), call.origin)
+
+
+def _b_getattr(call: _Call) -> Value:
+    name = python(call.args[1])
+    if not isinstance(name, str):
+        return call.unknown()
+    found = call.interp._getattr(call.args[0], name, call.text, call.origin)
+    if isinstance(found, Unknown) and len(call.args) > 2 and isinstance(call.args[0], Instance):
+        return call.args[2] if found.text == call.text else found
+    if call.func.name == "hasattr":
+        return call.unknown() if isinstance(found, Unknown) else Const(True, call.origin)
+    return found
+
+
+def _b_anyall(call: _Call) -> Value:
+    items = call.interp._iterate(call.args[0])
+    if items is None:
+        return call.unknown()
+    results = [truth(v) for v in items]
+    want = call.func.name == "any"
+    if want in results:
+        return Const(want, call.origin)
+    if None in results:
+        return call.unknown()
+    return Const(not want, call.origin)
+
+
+def _b_decorator(call: _Call) -> Value:
+    if call.func.name in ("dataclasses.dataclass",) and not call.args:
+        return Builtin("dataclasses.dataclass")
+    if call.args and isinstance(call.args[0], FuncV | ClassV):
+        return call.args[0]
+    return Builtin("identity")
+
+
+def _b_identity(call: _Call) -> Value:
+    return call.args[0] if call.args else call.unknown()
+
+
+def _b_field(call: _Call) -> Value:
+    init = call.keywords.get("init")
+    return FieldCall(call.keywords.get("default"), call.keywords.get("default_factory"),
+                     truth(init) is not False if init is not None else True)
+
+
+def _b_replace(call: _Call) -> Value:
+    obj = call.args[0]
+    if not isinstance(obj, Instance):
+        return call.unknown()
+    keywords = {**obj.fields, **call.keywords}
+    specs = {s.name for s in obj.cls.all_fields() if s.init}
+    keywords = {k: v for k, v in keywords.items() if k in specs}
+    return call.interp._construct(obj.cls, [], keywords, call.node, call.scope)
+
+
+def _b_getenv(call: _Call) -> Value:
+    name = python(call.args[0])
+    if not isinstance(name, str):
+        return call.unknown()
+    found = call.interp._env(name, call.text, call.origin)
+    if isinstance(found, Const) and found.value is None and len(call.args) > 1:
+        return call.args[1]
+    if isinstance(found, Const) and found.value is None and "default" in call.keywords:
+        return call.keywords["default"]
+    return found
+
+
+def _b_environ(call: _Call) -> Value:
+    method = call.func.name.split(".")[1]
+    name = python(call.args[0]) if call.args else None
+    if not isinstance(name, str):
+        return call.unknown()
+    current = call.interp._env(name, call.text, call.origin)
+    default: Value = call.args[1] if len(call.args) > 1 else Const(None)
+    if method == "setdefault":
+        if isinstance(current, Const):
+            text = python(default)
+            if isinstance(text, str):
+                call.interp.env_overrides[name] = text
+            return default
+        return current
+    if method == "pop":
+        call.interp.env_overrides[name] = None
+    if isinstance(current, Const) and current.value is None:
+        return default
+    return current
+
+
+def _b_path_join(call: _Call) -> Value:
+    parts: list[Part] = []
+    for index, arg in enumerate(call.args):
+        if not isinstance(arg, Text):
+            return call.unknown()
+        if index:
+            parts.append(Chunk("/", call.origin))
+        parts.extend(arg.parts)
+    return Text(tuple(parts))
+
+
+def _join(separator: Text, items: list[Value], call: _Call) -> Value:
+    parts: list[Part] = []
+    for index, item in enumerate(items):
+        if index and separator.parts:
+            parts.extend(separator.parts)
+        if isinstance(item, Text):
+            parts.extend(item.parts)
+        elif isinstance(item, Unknown):
+            parts.append(Hole(item.text, item.origin or call.origin, item.quiet))
+        else:
+            return call.unknown()
+    if sum(len(p.text) for p in parts if not isinstance(p, Choice)) > MAX_TEXT:
+        return call.unknown()
+    return Text(tuple(parts))
+
+
+def _b_str_method(call: _Call) -> Value:
+    text = call.func.bound
+    assert isinstance(text, Text)
+    method = call.func.name.split(".")[1]
+    if method == "join":
+        items = call.interp._iterate(call.args[0])
+        if items is None:
+            return call.unknown()
+        return _join(text, items, call)
+    if method == "format":
+        return _str_format(text, call)
+    if method in ("strip", "lstrip", "rstrip") and not call.args:
+        return _strip(text, method)
+    plain = text.plain
+    args = _plain_args(call)
+    if plain is None or args is None:
+        return call.unknown()
+    origin = origin_of(text)
+    if method == "split" and not call.keywords:
+        pieces = plain.split(*args) if args and args[0] is not None else plain.split()  # type: ignore[arg-type]
+        found: list[Value] = [Text.of(p, origin) for p in pieces[:MAX_ITEMS]]
+        return ListV(found)
+    result = getattr(plain, method)(*args)
+    if isinstance(result, str) and len(result) > MAX_TEXT:
+        return call.unknown()
+    return from_python(result, origin)
+
+
+def _strip(text: Text, method: str) -> Value:
+    parts = list(text.parts)
+    if method in ("strip", "lstrip"):
+        while parts and isinstance(parts[0], Chunk) and not parts[0].text.strip():
+            parts.pop(0)
+        if parts and isinstance(parts[0], Chunk):
+            parts[0] = Chunk(parts[0].text.lstrip(), parts[0].origin)
+    if method in ("strip", "rstrip"):
+        while parts and isinstance(parts[-1], Chunk) and not parts[-1].text.strip():
+            parts.pop()
+        if parts and isinstance(parts[-1], Chunk):
+            parts[-1] = Chunk(parts[-1].text.rstrip(), parts[-1].origin)
+    return Text(tuple(parts))
+
+
+def _str_format(template: Text, call: _Call) -> Value:
+    import string
+
+    plain = template.plain
+    if plain is None:
+        return call.unknown()
+    parts: list[Part] = []
+    auto = 0
+    origin = origin_of(template)
+    try:
+        parsed = list(string.Formatter().parse(plain))
+    except ValueError:
+        return call.unknown()
+    for literal, name, spec, conversion in parsed:
+        if literal:
+            parts.append(Chunk(literal, origin))
+        if name is None:
+            continue
+        head, _, rest = name.partition(".")
+        value: Value
+        if head == "":
+            if auto >= len(call.args):
+                return call.unknown()
+            value = call.args[auto]
+            auto += 1
+        elif head.isdigit():
+            if int(head) >= len(call.args):
+                return call.unknown()
+            value = call.args[int(head)]
+        elif head in call.keywords:
+            value = call.keywords[head]
+        else:
+            return call.unknown()
+        for attr in rest.split(".") if rest else []:
+            value = call.interp._getattr(value, attr, call.text, call.origin)
+        conv = ord(conversion) if conversion else -1
+        parts.extend(call.interp._format(value, conv, spec or "", call.node, call.scope,
+                                         call.origin.line))
+    return Text(tuple(parts))
+
+
+def _b_list_method(call: _Call) -> Value:
+    target = call.func.bound
+    method = call.func.name.split(".")[1]
+    if isinstance(target, ListV):
+        if method == "append" and len(target.items) < MAX_ITEMS:
+            target.items.append(call.args[0])
+            return Const(None)
+        if method == "extend":
+            items = call.interp._iterate(call.args[0])
+            if items is None:
+                target.items.append(Unknown(_text_of(call.args[0])))
+            else:
+                target.items.extend(items[:MAX_ITEMS])
+            return Const(None)
+        if method == "insert":
+            where = python(call.args[0])
+            if isinstance(where, int):
+                target.items.insert(where, call.args[1])
+                return Const(None)
+        if method == "copy":
+            return ListV(list(target.items))
+        if method == "pop" and target.items:
+            where = python(call.args[0]) if call.args else -1
+            if isinstance(where, int):
+                return target.items.pop(where)
+        if method == "index":
+            for i, item in enumerate(target.items):
+                if equal(item, call.args[0]):
+                    return Const(i, call.origin)
+    if isinstance(target, TupleV) and method == "index":
+        for i, item in enumerate(target.items):
+            if equal(item, call.args[0]):
+                return Const(i, call.origin)
+    return call.unknown()
+
+
+def _b_dict_method(call: _Call) -> Value:
+    target = call.func.bound
+    assert isinstance(target, DictV)
+    method = call.func.name.split(".")[1]
+    if method == "get":
+        key = key_of(call.args[0])
+        if key is not None and key in target.items:
+            return target.items[key][1]
+        if key is not None and target.complete:
+            return call.args[1] if len(call.args) > 1 else Const(None)
+        return call.unknown()
+    if method in ("items", "keys", "values"):
+        if not target.complete:
+            return call.unknown()
+        if method == "items":
+            return ListV([TupleV((k, v)) for k, v in target.items.values()])
+        return ListV([p[0 if method == "keys" else 1] for p in target.items.values()])
+    if method == "update":
+        if call.args:
+            other = call.args[0]
+            if isinstance(other, DictV):
+                target.items.update(other.items)
+                target.complete = target.complete and other.complete
+            else:
+                target.complete = False
+        for name, value in call.keywords.items():
+            target.items[("s", name)] = (Text.of(name), value)
+        return Const(None)
+    if method == "copy":
+        return DictV(dict(target.items), target.complete)
+    if method == "setdefault":
+        key = key_of(call.args[0])
+        if key is None:
+            target.complete = False
+            return call.unknown()
+        if key not in target.items:
+            target.items[key] = (call.args[0], call.args[1] if len(call.args) > 1 else Const(None))
+        return target.items[key][1]
+    if method == "pop":
+        key = key_of(call.args[0])
+        if key is not None and key in target.items:
+            return target.items.pop(key)[1]
+        if len(call.args) > 1 and key is not None and target.complete:
+            return call.args[1]
+    return call.unknown()
+
+
+def _b_set_method(call: _Call) -> Value:
+    target = call.func.bound
+    assert isinstance(target, SetV)
+    key = key_of(call.args[0])
+    if key is None:
+        return call.unknown()
+    target.items.setdefault(key, call.args[0])
+    return Const(None)
+
+
+def _b_parametrize(call: _Call) -> Value:
+    if len(call.args) < 2:
+        return call.unknown()
+    return Builtin("parametrize", TupleV((call.args[0], call.args[1])))
+
+
+def _b_shlex_join(call: _Call) -> Value:
+    items = call.interp._iterate(call.args[0])
+    if items is None:
+        return call.unknown()
+    return _join(Text.of(" "), items, call)
+
+
+def _b_cast(call: _Call) -> Value:
+    return call.args[1]
+
+
+_METHODS = frozenset({
+    "str.join", "str.split", "str.strip", "str.lstrip", "str.rstrip", "str.replace",
+    "str.format", "str.startswith", "str.endswith", "str.lower", "str.upper", "str.count",
+    "str.removeprefix", "str.removesuffix", "list.append", "list.extend", "list.insert",
+    "list.copy", "list.pop", "list.index", "tuple.index", "dict.get", "dict.items",
+    "dict.keys", "dict.values", "dict.update", "dict.copy", "dict.setdefault", "dict.pop",
+    "set.add",
+})
+
+_BUILTIN_CALLS: dict[str, Callable[[_Call], Value]] = {
+    "len": _b_len, "str": _b_str, "int": _b_number, "float": _b_number, "bool": _b_number,
+    "min": _b_minmax, "max": _b_minmax, "abs": _b_numeric, "sum": _b_numeric,
+    "round": _b_numeric, "divmod": _b_numeric, "math.ceil": _b_numeric,
+    "math.floor": _b_numeric, "math.gcd": _b_numeric, "math.lcm": _b_numeric,
+    "math.prod": _b_numeric, "math.sqrt": _b_numeric, "math.isqrt": _b_numeric,
+    "math.log2": _b_numeric, "range": _b_range, "list": _b_container, "tuple": _b_container,
+    "set": _b_container, "dict": _b_container, "sorted": _b_sorted, "reversed": _b_sorted,
+    "enumerate": _b_enumerate, "zip": _b_zip, "map": _b_map_filter, "filter": _b_map_filter,
+    "isinstance": _b_isinstance, "print": _b_print, "repr": _b_repr, "getattr": _b_getattr,
+    "hasattr": _b_getattr, "any": _b_anyall, "all": _b_anyall,
+    "dataclasses.dataclass": _b_decorator, "functools.cache": _b_decorator,
+    "functools.lru_cache": _b_decorator, "functools.wraps": _b_decorator,
+    "identity": _b_identity, "dataclasses.field": _b_field, "dataclasses.replace": _b_replace,
+    "os.getenv": _b_getenv, "environ.get": _b_environ, "environ.setdefault": _b_environ,
+    "environ.pop": _b_environ, "os.path.join": _b_path_join,
+    "pytest.mark.parametrize": _b_parametrize, "shlex.join": _b_shlex_join,
+    "typing.cast": _b_cast,
+    **{name: _b_str_method for name in _METHODS if name.startswith("str.")},
+    **{name: _b_list_method for name in _METHODS if name.startswith(("list.", "tuple."))},
+    **{name: _b_dict_method for name in _METHODS if name.startswith("dict.")},
+    "set.add": _b_set_method,
+}
+
+_STATEMENTS: dict[type[ast.stmt], Callable[[Interpreter, Any, Scope], None]] = {
+    ast.Expr: Interpreter._s_expr,
+    ast.Assign: Interpreter._s_assign,
+    ast.AnnAssign: Interpreter._s_annassign,
+    ast.AugAssign: Interpreter._s_augassign,
+    ast.Delete: Interpreter._s_delete,
+    ast.Global: Interpreter._s_global,
+    ast.Nonlocal: Interpreter._s_global,
+    ast.Pass: Interpreter._s_pass,
+    ast.Return: Interpreter._s_return,
+    ast.Break: Interpreter._s_break,
+    ast.Continue: Interpreter._s_continue,
+    ast.Raise: Interpreter._s_raise,
+    ast.Assert: Interpreter._s_assert,
+    ast.Import: Interpreter._s_import,
+    ast.ImportFrom: Interpreter._s_import,
+    ast.If: Interpreter._s_if,
+    ast.Match: Interpreter._s_match,
+    ast.For: Interpreter._s_for,
+    ast.While: Interpreter._s_while,
+    ast.Try: Interpreter._s_try,
+    ast.With: Interpreter._s_with,
+    ast.FunctionDef: Interpreter._s_function,
+    ast.AsyncFunctionDef: Interpreter._s_function,
+    ast.ClassDef: Interpreter._s_class,
+}
+
+_EXPRESSIONS: dict[type[ast.expr], Callable[[Interpreter, Any, Scope], Value]] = {
+    ast.Constant: Interpreter._e_constant,
+    ast.JoinedStr: Interpreter._e_joined,
+    ast.Name: Interpreter._e_name,
+    ast.Attribute: Interpreter._e_attribute,
+    ast.Subscript: Interpreter._e_subscript,
+    ast.BinOp: Interpreter._e_binop,
+    ast.UnaryOp: Interpreter._e_unaryop,
+    ast.BoolOp: Interpreter._e_boolop,
+    ast.Compare: Interpreter._e_compare,
+    ast.IfExp: Interpreter._e_ifexp,
+    ast.List: Interpreter._e_list,
+    ast.Tuple: Interpreter._e_list,
+    ast.Set: Interpreter._e_list,
+    ast.Dict: Interpreter._e_dict,
+    ast.ListComp: Interpreter._e_comprehension,
+    ast.SetComp: Interpreter._e_comprehension,
+    ast.GeneratorExp: Interpreter._e_comprehension,
+    ast.DictComp: Interpreter._e_comprehension,
+    ast.NamedExpr: Interpreter._e_namedexpr,
+    ast.Lambda: Interpreter._e_lambda,
+    ast.Yield: Interpreter._e_yield,
+    ast.YieldFrom: Interpreter._e_yield,
+    ast.Call: Interpreter._e_call,
+}
+
+
+def evaluate_source(text: str, path: str = "main.py", limits: Limits | None = None,
+                    env: Mapping[str, str | None] | None = None) -> tuple[RunResult, list[ExternalCall]]:
+    """Run one file of source text on its own (for tests and tools); never raises."""
+    from bot.analysis.source import parse_python
+
+    parsed = parse_python(path, text)
+    calls: list[ExternalCall] = []
+    if not isinstance(parsed, Module):
+        return RunResult(error=None), calls
+    interp = Interpreter(lambda p: parsed if p == path else None, lambda p: p == path,
+                         env=env, limits=limits)
+    result = interp.run(path, calls.append)
+    return result, calls
+

@@ -1,0 +1,10 @@
+register_rocm_ci(600, "stage-c-4-gpu-mi350")
+
+execute_train(train_args=(
+    "--actor-num-nodes 1 "
+    "--actor-num-gpus-per-node 4 "
+    "--colocate "
+    "--tensor-model-parallel-size 2 "
+    "--expert-model-parallel-size 2 "
+    "--sequence-parallel "
+))
