@@ -1,0 +1,331 @@
+"""`pip install` commands in shell text: bashlex first, then shlex per `&&`/`;`/`|` segment."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+MAX_DEPTH = 4  # `bash -c "..."` nested inside one another
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One shell word: its text with quotes removed, and where it sits in the script."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class PipCommand:
+    """One `pip install` (or `python -m pip install`, `uv pip install`) and its arguments."""
+
+    start: int  # offset of the command's first word (`pip`, `python`, `uv`)
+    tool: str  # "pip", "python -m pip" or "uv pip"
+    specs: tuple[Word, ...]  # requirement specifiers, URLs and paths, as the shell passes them
+    requirements: tuple[Word, ...]  # `-r FILE`
+    constraints: tuple[Word, ...]  # `-c FILE`
+    editables: tuple[Word, ...]  # `-e TARGET`
+    flags: tuple[str, ...]  # every option given, without its value (`--no-deps`, `-i`)
+
+
+# Options of `pip install` and `uv pip install` that take a value (the next word, or `=value`).
+VALUE_OPTIONS = frozenset({
+    "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
+    "--extra-index-url", "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--src",
+    "--upgrade-strategy", "--platform", "--python-version", "--implementation", "--abi",
+    "--progress-bar", "--cache-dir", "--log", "--log-file", "--proxy", "--retries", "--timeout",
+    "--exists-action", "--trusted-host", "--cert", "--client-cert", "--global-option",
+    "--install-option", "-C", "--config-settings", "--no-binary", "--only-binary", "--python",
+    "--report", "--root-user-action", "--keyring-provider", "--use-feature", "--use-deprecated",
+    "--index", "--default-index", "-p", "--index-strategy", "-o", "--override", "--resolution",
+    "--prerelease", "-P", "--upgrade-package", "--reinstall-package", "--python-platform",
+    "--exclude-newer", "--link-mode", "--torch-backend", "--config-file", "--directory",
+    "--project", "--refresh-package", "--no-build-isolation-package", "--build-constraint", "-b",
+})
+# Short options whose value may be attached (`-rrequirements.txt`).
+_ATTACHED = frozenset("rceiftCoPpb")
+# Words that may come before the command without being it.
+_PREFIXES = frozenset({
+    "sudo", "env", "time", "nice", "nohup", "exec", "command", "then", "do", "else", "{", "(",
+    "!", "xargs",
+})
+_PIP = re.compile(r"(?:.*/)?pip(?:\d+(?:\.\d+)*)?")
+_PYTHON = re.compile(r"(?:.*/)?python(?:\d+(?:\.\d+)*)?")
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
+_SEPARATORS = ("&&", "||", ";", "|", "&", "\n")
+_REDIRECT = re.compile(r"\d*(?:&>|[<>]+)&?(.*)")
+_OPTION_ARGUMENT = frozenset({"-u", "-g", "-C", "--user", "--group", "--chdir"})  # sudo, env
+_DOCKER_VALUES = frozenset({"-w", "--workdir", "-e", "--env", "-u", "--user", "--env-file"})
+
+
+def pip_installs(script: str) -> list[PipCommand]:
+    """Every `pip install` command in a shell script, in order; never raises."""
+    return _installs(script, 0, 0)
+
+
+def _installs(script: str, offset: int, depth: int) -> list[PipCommand]:
+    out: list[PipCommand] = []
+    for words in commands(script):
+        inner = _shell_c(words, script)
+        if inner is not None and depth < MAX_DEPTH:
+            text, start = inner
+            out.extend(_installs(text, offset + start, depth + 1))
+            continue
+        found = parse_pip(words)
+        if found is not None:
+            out.append(_shift(found, offset) if offset else found)
+    return out
+
+
+def _shift(cmd: PipCommand, offset: int) -> PipCommand:
+    def move(words: tuple[Word, ...]) -> tuple[Word, ...]:
+        return tuple(Word(w.text, w.start + offset, w.end + offset) for w in words)
+
+    return PipCommand(
+        cmd.start + offset, cmd.tool, move(cmd.specs), move(cmd.requirements),
+        move(cmd.constraints), move(cmd.editables), cmd.flags,
+    )
+
+
+def _shell_c(words: list[Word], script: str) -> tuple[str, int] | None:
+    """The script of `bash -c "..."`, with its offset, when the command is one."""
+    i = _command_index(words)
+    if i + 2 >= len(words) or words[i].text.rsplit("/", 1)[-1] not in _SHELLS:
+        return None
+    option = words[i + 1].text
+    if not (option.startswith("-") and not option.startswith("--") and option.endswith("c")):
+        return None
+    word = words[i + 2]
+    raw = script[word.start:word.end]
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1], word.start + 1
+    return word.text, word.start
+
+
+def commands(script: str) -> list[list[Word]]:
+    """The simple commands of a script as word lists (assignments and redirects left out)."""
+    if not script.strip():
+        return []
+    try:
+        return _bashlex_commands(script, 0)
+    except Exception:  # bashlex raises many kinds (ParsingError, NotImplementedError, ...)
+        log.debug("bashlex cannot parse the script; splitting it", exc_info=True)
+    out: list[list[Word]] = []
+    for start, end in segments(script):
+        part = script[start:end]
+        if not part.strip():
+            continue
+        try:
+            out.extend(_bashlex_commands(part, start))
+        except Exception:  # same as above: fall back to shlex for this segment
+            out.append(shlex_words(part, start))
+    return out
+
+
+def _bashlex_commands(script: str, offset: int) -> list[list[Word]]:
+    import bashlex  # its parser tables take ~80 ms to load: only when a script names pip
+
+    found: list[list[Word]] = []
+    for tree in bashlex.parse(script):
+        _collect(tree, offset, found)
+    return found
+
+
+def _collect(node: Any, offset: int, found: list[list[Word]]) -> None:
+    """Simple commands of a bashlex tree, in source order (nested ones after their parent)."""
+    if node.kind == "command":
+        words = [Word(p.word, p.pos[0] + offset, p.pos[1] + offset)
+                 for p in node.parts if p.kind == "word"]
+        if words:
+            found.append(words)
+    for value in vars(node).values():
+        for child in value if isinstance(value, list) else [value]:
+            if hasattr(child, "kind"):
+                _collect(child, offset, found)
+
+
+def segments(script: str) -> list[tuple[int, int]]:
+    """Spans of the script between `&&`, `||`, `;`, `|`, `&` and newlines, outside quotes.
+
+    A comment (`#` at the start of a word) runs to the end of its line and is left out.
+    """
+    spans: list[tuple[int, int]] = []
+    start = i = 0
+    n = len(script)
+    quote: str | None = None
+    while i < n:
+        c = script[i]
+        if quote is not None:
+            if c == "\\" and quote == '"':
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+            i += 1
+            continue
+        if c == "\\":
+            i += 2
+            continue
+        if c in "'\"":
+            quote = c
+            i += 1
+            continue
+        if c == "#" and (i == 0 or script[i - 1] in " \t\n;&|("):
+            spans.append((start, i))
+            end = script.find("\n", i)
+            i = start = n if end == -1 else end
+            continue
+        sep = next((s for s in _SEPARATORS if script.startswith(s, i)), None)
+        if sep == "&" and (script[i - 1:i] in ("<", ">") or script[i + 1:i + 2] == ">"):
+            sep = None  # a redirection: `2>&1`, `&>`
+        if sep is not None:
+            spans.append((start, i))
+            i = start = i + len(sep)
+            continue
+        i += 1
+    spans.append((start, n))
+    return [(a, b) for a, b in spans if b > a]
+
+
+def shlex_words(text: str, offset: int) -> list[Word]:
+    """Words of one command with shlex; plain whitespace splitting when quotes do not close."""
+    stream = io.StringIO(text)
+    lexer = shlex.shlex(stream, posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    words: list[Word] = []
+    previous = 0
+    try:
+        while True:
+            token = lexer.get_token()
+            if token is None:
+                break
+            end = stream.tell()
+            start = previous
+            while start < len(text) and text[start].isspace():
+                start += 1
+            words.append(Word(token, start + offset, end + offset))
+            previous = end
+    except ValueError:
+        return [Word(m.group(), m.start() + offset, m.end() + offset)
+                for m in re.finditer(r"\S+", text)]
+    return words
+
+
+def _command_index(words: list[Word]) -> int:
+    """The index of the word that names the command, after `sudo -E`, `env X=1` and the like."""
+    i = 0
+    wrapped = False
+    while i < len(words):
+        text = words[i].text
+        if text in _PREFIXES:
+            wrapped = wrapped or text in ("sudo", "env", "nice", "time", "xargs")
+        elif text == "case":  # `case WORD in PATTERN) command`
+            while i < len(words) and words[i].text != "in":
+                i += 1
+        elif wrapped and text in _OPTION_ARGUMENT:
+            i += 1
+        elif text == "docker" and i + 1 < len(words) and words[i + 1].text == "exec":
+            i = _after_docker_exec(words, i + 2) - 1  # the command runs in the container
+        elif not (
+            _ASSIGNMENT.match(text)
+            or (wrapped and text.startswith("-"))
+            or (text.endswith(")") and "(" not in text)  # a `case` pattern
+        ):
+            return i
+        i += 1
+    return i
+
+
+def _after_docker_exec(words: list[Word], i: int) -> int:
+    """The index after `docker exec [options] CONTAINER`."""
+    while i < len(words) and words[i].text.startswith("-"):
+        option = words[i].text
+        i += 2 if option in _DOCKER_VALUES else 1
+    return i + 1
+
+
+def parse_pip(words: list[Word]) -> PipCommand | None:
+    """The `pip install` a simple command runs, if it runs one."""
+    i = _command_index(words)
+    if i >= len(words):
+        return None
+    first = words[i]
+    name = first.text
+    if _PIP.fullmatch(name):
+        tool, j = "pip", i + 1
+    elif name == "uv" and i + 1 < len(words) and words[i + 1].text == "pip":
+        tool, j = "uv pip", i + 2
+    elif _PYTHON.fullmatch(name):
+        j = i + 1
+        while j < len(words) and words[j].text.startswith("-") and words[j].text != "-m":
+            j += 1
+        if j + 1 >= len(words) or words[j].text != "-m" or words[j + 1].text != "pip":
+            return None
+        tool, j = "python -m pip", j + 2
+    else:
+        return None
+    while j < len(words) and words[j].text.startswith("-"):  # global options: `pip -q install`
+        j += 1
+    if j >= len(words) or words[j].text != "install":
+        return None
+    return _arguments(first.start, tool, words[j + 1:])
+
+
+def _arguments(start: int, tool: str, words: list[Word]) -> PipCommand:
+    specs: list[Word] = []
+    taken: dict[str, list[Word]] = {"r": [], "c": [], "e": []}
+    flags: list[str] = []
+    i = 0
+    only_specs = False
+    while i < len(words):
+        word = words[i]
+        text = word.text
+        i += 1
+        redirect = None if only_specs else _REDIRECT.fullmatch(text)
+        if redirect is not None:  # only seen when shlex split the command
+            i += 0 if redirect.group(1) else 1
+            continue
+        if only_specs or not text.startswith("-") or text == "-":
+            specs.append(word)
+            continue
+        if text == "--":
+            only_specs = True
+            continue
+        option, value = _split_option(text)
+        flags.append(option)
+        if option not in VALUE_OPTIONS:
+            continue
+        if value is None:
+            if i >= len(words):
+                break
+            value_word = words[i]
+            i += 1
+        else:
+            value_word = Word(value, word.end - len(value), word.end)
+        kind = {"-r": "r", "--requirement": "r", "-c": "c", "--constraint": "c",
+                "-e": "e", "--editable": "e"}.get(option)
+        if kind is not None:
+            taken[kind].append(value_word)
+    return PipCommand(start, tool, tuple(specs), tuple(taken["r"]), tuple(taken["c"]),
+                      tuple(taken["e"]), tuple(flags))
+
+
+def _split_option(text: str) -> tuple[str, str | None]:
+    """`--opt=value` and `-rFILE` into the option and its attached value."""
+    if text.startswith("--"):
+        option, sep, value = text.partition("=")
+        return option, value if sep else None
+    if len(text) > 2 and text[1] in _ATTACHED:
+        value = text[2:]
+        return text[:2], value[1:] if value.startswith("=") else value
+    return text, None

@@ -1,0 +1,761 @@
+"""The PIN rules on small repositories: groups, install paths, findings, matrices."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.analysis import pins
+from bot.analysis.findings import Finding, Severity
+from bot.analysis.pins import analyze_pins, complementary, describe_groups, is_rocm_name
+from bot.analysis.snapshot import Snapshot
+from bot.analysis.source import Unreadable
+from bot.analysis.tree import FolderTree
+from bot.analysis.workflows import Workflow, parse_workflow
+from config.repo import RepoConfig, default_data, defaults, merge, parse_config
+
+DOCKERFILE_ROCM = """
+ARG BASE_IMAGE=rocm/sgl-dev:latest
+FROM ${BASE_IMAGE}
+RUN pip install polars "numba==0.65.1"
+"""
+
+HEADER = """
+name: ROCm CI
+on:
+  workflow_call:
+    inputs:
+      skip_dependency_install: {type: boolean, default: false}
+jobs:
+  test:
+    runs-on: [self-hosted, mi350]
+    steps:
+"""
+
+
+def workflow(steps: str) -> str:
+    body = textwrap.dedent(steps).lstrip("\n")
+    return textwrap.dedent(HEADER).lstrip("\n") + textwrap.indent(body, "      ")
+
+
+def snapshot(root: Path, files: dict[str, str], config: dict[str, Any] | None = None) -> Snapshot:
+    for path, text in files.items():
+        full = root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        if path.startswith(".github/workflows/"):
+            full.write_text(text, encoding="utf-8")
+        else:
+            full.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    loaded = defaults() if config is None else RepoConfig.model_validate(
+        merge(default_data(), config)
+    )
+    return Snapshot(FolderTree(root), loaded)
+
+
+def found(snap: Snapshot, changed: set[str] | None = None) -> list[tuple[str, str | None, int | None]]:
+    return sorted((f.rule, f.path, f.line) for f in analyze_pins(snap, changed).findings)
+
+
+def only(snap: Snapshot, rule: str) -> Finding:
+    hits = [f for f in analyze_pins(snap, None).findings if f.rule == rule]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+ALTERNATIVES = """
+- name: Install (full)
+  if: ${{ !inputs.skip_dependency_install }}
+  run: |
+    pip install -e . --no-deps --break-system-packages
+    pip install polars "numba==0.65.1" --break-system-packages
+- name: Install (miles only)
+  if: ${{ inputs.skip_dependency_install }}
+  run: |
+    pip install polars --break-system-packages
+"""
+
+
+def test_pinned_in_the_image_and_in_one_alternative_step_only_is_pin003(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/_run-ci-rocm.yml": workflow(ALTERNATIVES),
+    })
+    assert found(snap) == [("PIN003", ".github/workflows/_run-ci-rocm.yml", 18)]
+    hit = only(snap, "PIN003")
+    assert hit.severity is Severity.ERROR
+    assert "`numba`" in hit.message and "step `Install (full)`" in hit.message
+    assert "step `Install (miles only)`" in hit.message
+    assert "`docker/Dockerfile.rocm:3`" in hit.message
+    assert hit.fix == 'add `"numba==0.65.1"` to the step `Install (miles only)`, line 18'
+    assert "`docker/Dockerfile.rocm:3`: `numba==0.65.1`" in hit.details
+
+
+def test_different_versions_are_pin001(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - name: Install
+              run: pip install polars "numba==0.64.0"
+        """),
+    })
+    hit = only(snap, "PIN001")
+    assert (hit.path, hit.line, hit.severity) == (".github/workflows/ci-rocm.yml", 11, Severity.ERROR)
+    assert "`0.64.0`" in hit.message and "`0.65.1`" in hit.message
+    assert "step `Install`" in hit.message
+    assert hit.fix is not None and '"numba==0.65.1"' in hit.fix
+    assert found(snap) == [("PIN001", ".github/workflows/ci-rocm.yml", 11)]
+
+
+def test_pinned_in_the_image_unpinned_in_the_workflow_is_pin002(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - name: Install
+              run: |
+                pip install polars "numba>=0.60" --break-system-packages
+                pip install numba
+        """),
+    })
+    assert found(snap) == [
+        ("PIN002", ".github/workflows/ci-rocm.yml", 12),
+        ("PIN002", ".github/workflows/ci-rocm.yml", 13),
+    ]
+    messages = [f.message for f in analyze_pins(snap, None).findings]
+    assert any("unpinned" in m for m in messages)
+    assert any("as `>=0.60`" in m for m in messages)
+
+
+def test_the_workflow_pins_something_the_image_never_installs_is_pin004(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - name: Install
+              run: pip install "xxhash==3.5.0" "numba<0.60" pytest
+        """),
+    })
+    assert found(snap) == [
+        ("PIN004", ".github/workflows/ci-rocm.yml", 11),
+        ("PIN004", ".github/workflows/ci-rocm.yml", 11),
+    ]
+    messages = sorted(f.message for f in analyze_pins(snap, None).findings)
+    assert "excludes `0.65.1`" in messages[0]
+    assert "no Dockerfile of the `rocm` group installs it" in messages[1]
+
+
+def test_a_package_the_image_installs_through_a_requirements_file_is_in_the_image(
+    tmp_path: Path,
+) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": """
+            FROM rocm/sgl-dev:latest
+            COPY docker/requirements.txt /tmp/requirements.txt
+            RUN pip install -r /tmp/requirements.txt
+        """,
+        "docker/requirements.txt": "-r base.txt\nxxhash==3.5.0\n",
+        "docker/base.txt": "blake3==1.0.0\n",
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - run: pip install "xxhash==3.5.0" "blake3==1.0.0"
+        """),
+    })
+    assert found(snap) == []
+    groups = describe_groups(snap)
+    assert groups[0]["requirements"] == ["docker/base.txt", "docker/requirements.txt"]
+
+
+def test_requirements_drift_is_pin005(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "requirements-rocm.txt": "polars>=1.0\nnumba==0.64.0\nzstandard==0.23.0\n"
+                                 "blake3<1\n",
+        "docker/Dockerfile.rocm": """
+            FROM rocm/sgl-dev:latest
+            COPY requirements-rocm.txt /tmp/
+            RUN pip install -r /tmp/requirements-rocm.txt && \\
+                pip install "numba==0.65.1" "blake3==1.0.5"
+        """,
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - run: pip install zstandard "polars==1.2"
+        """),
+    })
+    assert found(snap) == [
+        ("PIN005", ".github/workflows/ci-rocm.yml", 10),
+        ("PIN005", "requirements-rocm.txt", 2),
+        ("PIN005", "requirements-rocm.txt", 4),
+    ]
+    hits = {f.line: f for f in analyze_pins(snap, None).findings}
+    assert "installed unpinned" in hits[10].message
+    assert "requirements-rocm.txt:3" in hits[10].message
+    assert "excludes `1.0.5`" in hits[4].message
+
+
+def test_a_requirements_file_only_a_workflow_installs_ranks_after_the_workflow(
+    tmp_path: Path,
+) -> None:
+    snap = snapshot(tmp_path, {
+        "requirements-ci.txt": "pytest==8.0.0\n",
+        ".github/workflows/ci.yml": """
+jobs:
+  a:
+    steps:
+      - run: pip install -r requirements-ci.txt "pytest==8.1.0"
+""",
+    })
+    assert found(snap) == [("PIN005", "requirements-ci.txt", 1)]
+
+
+def test_the_same_git_url_at_two_commits_in_two_dockerfiles_is_pin006(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "Dockerfile": """
+            FROM nvcr.io/nvidia/pytorch:25.01-py3
+            RUN pip install "git+https://github.com/org/lib.git@1111111" \\
+                "git+https://github.com/org/other.git@aaa"
+        """,
+        "Dockerfile.rocm": """
+            FROM rocm/sgl-dev:latest
+            RUN pip install git+https://github.com/Org/lib@2222222
+            RUN pip install "git+https://github.com/org/other@aaa"
+        """,
+    })
+    assert found(snap) == [("PIN006", "Dockerfile.rocm", 2)]
+    hit = only(snap, "PIN006")
+    assert hit.severity is Severity.WARNING
+    assert "`2222222`" in hit.message and "`1111111`" in hit.message
+    assert hit.fix == "use `@1111111` on line 2, as `Dockerfile` does"
+
+
+def test_git_refs_differing_within_one_group_are_pin001_not_pin006(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/a.Dockerfile": 'FROM x\nRUN pip install "git+https://github.com/org/lib@1"\n',
+        "docker/b.Dockerfile": 'FROM x\nRUN pip install "git+https://github.com/org/lib@2"\n'
+                               'RUN pip install "git+https://github.com/org/lib@2"\n',
+    })
+    assert found(snap) == [("PIN001", "docker/b.Dockerfile", 2), ("PIN001", "docker/b.Dockerfile", 3)]
+    assert "commit `2` of `github.com/org/lib`" in only_first(snap).message
+
+
+def only_first(snap: Snapshot) -> Finding:
+    return analyze_pins(snap, None).findings[0]
+
+
+def test_a_consistent_group_with_the_same_package_in_three_places_has_no_finding(
+    tmp_path: Path,
+) -> None:
+    snap = snapshot(tmp_path, {
+        "requirements-rocm.txt": "numba==0.65.1\n",
+        "docker/Dockerfile.rocm": """
+            FROM rocm/sgl-dev:latest
+            COPY requirements-rocm.txt /tmp/
+            RUN pip install -r /tmp/requirements-rocm.txt "numba==0.65.1"
+        """,
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - name: Install
+              run: python3 -m pip install 'numba==0.65.1.0'
+        """),
+    })
+    outcome = analyze_pins(snap, None)
+    assert outcome.findings == [] and outcome.tables == []
+    changed = analyze_pins(snap, {"docker/Dockerfile.rocm"})
+    (table,) = changed.tables
+    assert table.header == ("package", "docker/Dockerfile.rocm", "ci-rocm.yml / test / Install",
+                            "requirements-rocm.txt")
+    assert table.rows == (("numba", "==0.65.1", "==0.65.1.0", "==0.65.1"),)
+    assert "`rocm` group (ROCm image)" in table.title
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("${{ !inputs.skip }}", "${{ inputs.skip }}", True),
+        ("inputs.skip", "!inputs.skip", True),
+        ("! inputs.skip", "inputs.skip", True),
+        ("inputs.gpu == 'mi350'", "inputs.gpu != 'mi350'", True),
+        ("'mi350' == inputs.gpu", 'inputs.gpu != "mi350"', True),
+        ("inputs.skip == true", "!inputs.skip", True),
+        ("inputs.skip == false", "inputs.skip", True),
+        ("false != inputs.skip", "!inputs.skip", True),
+        ("!(inputs.a && inputs.b)", "inputs.a && inputs.b", True),
+        ("!(inputs.gpu == 'a')", "inputs.gpu == 'a'", True),
+        ("((inputs.a))", "!inputs.a", True),
+        ("!!inputs.a", "!inputs.a", True),
+        ("!contains(github.event.labels, 'x')", "contains(github.event.labels, 'x')", True),
+        ("!contains(a, 'x') || b", "contains(a, 'x') || b", False),
+        ("inputs.a", "inputs.b", False),
+        ("inputs.gpu == 'a'", "inputs.gpu == 'b'", False),
+        ("inputs.a", "inputs.a", False),
+        ("(a) && (b)", "!(a) && (b)", False),
+        ("a) || (b", "!a) || (b", False),
+    ],
+)
+def test_complementary_conditions(a: str, b: str, expected: bool) -> None:
+    assert complementary(a, b) is expected
+    assert complementary(b, a) is expected
+
+
+@pytest.mark.parametrize(
+    ("path", "rocm"),
+    [("docker/Dockerfile.rocm", True), ("pr-test-amd.yml", True), ("rocm.Dockerfile", True),
+     ("command.yml", False), ("Dockerfile", False), ("amd64-build.yml", False)],
+)
+def test_rocm_names(path: str, rocm: bool) -> None:
+    assert is_rocm_name(path) is rocm
+
+
+def test_inferred_groups_pair_dockerfiles_with_workflows_by_name(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "Dockerfile": "FROM x\n",
+        "docker/Dockerfile.rocm": "FROM y\nCOPY . /w\nRUN pip install -r /w/requirements-rocm.txt\n",
+        "requirements-rocm.txt": "numba==0.65.1\n",
+        "tests/fixtures/Dockerfile": "FROM z\n",
+        ".github/workflows/pr-test-amd.yml": "jobs:\n  a:\n    uses: ./.github/workflows/_shared.yml\n"
+                                              "  b:\n    uses: ./.github/workflows/pr-test.yml\n"
+                                              "  c:\n    uses: ./.github/workflows/missing.yml\n",
+        ".github/workflows/_shared.yml": "jobs:\n  x:\n    uses: ./.github/workflows/_shared.yml\n",
+        ".github/workflows/pr-test.yml": "jobs: {}\n",
+        ".github/workflows/lint.yaml": "jobs: {}\n",
+    }, {"pins": {"exclude": ["tests/**"]}})
+    assert describe_groups(snap) == [
+        {
+            "name": "rocm", "source": "inferred", "rocm": True,
+            "dockerfiles": ["docker/Dockerfile.rocm"],
+            "workflows": [".github/workflows/_shared.yml", ".github/workflows/pr-test-amd.yml",
+                          ".github/workflows/pr-test.yml"],
+            "requirements": ["requirements-rocm.txt"],
+            "install_paths": [],
+        },
+        {
+            "name": "default", "source": "inferred", "rocm": False,
+            "dockerfiles": ["Dockerfile"],
+            "workflows": [".github/workflows/lint.yaml"],
+            "requirements": [],
+            "install_paths": [],
+        },
+    ]
+    outcome = analyze_pins(snap, None)
+    assert outcome.environment == frozenset({
+        "docker/Dockerfile.rocm", "requirements-rocm.txt", ".github/workflows/_shared.yml",
+        ".github/workflows/pr-test-amd.yml", ".github/workflows/pr-test.yml",
+    })
+
+
+def test_a_repository_without_dockerfiles_or_workflows_has_no_groups(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {"README.md": "hello\n"})
+    assert describe_groups(snap) == []
+    assert analyze_pins(snap, None) == pins.PinOutcome()
+
+
+def test_configured_groups_replace_the_inferred_ones(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "images/gpu.Dockerfile": DOCKERFILE_ROCM,
+        "images/mi.Dockerfile": DOCKERFILE_ROCM,
+        "reqs/ci.txt": "numba==0.64.0\n",
+        ".github/workflows/gpu.yml": workflow("""
+            - run: pip install "numba==0.63.0"
+        """),
+        ".github/workflows/other.yml": "jobs: [\n",
+    }, {"pins": {"groups": {
+        "amd-rocm": {"dockerfiles": ["images/mi.Dockerfile"], "workflows": [],
+                     "requirements": ["reqs/*.txt"]},
+        "gpu": {"dockerfiles": ["images/gpu.Dockerfile"], "workflows": [".github/workflows/gpu.yml"]},
+    }}})
+    groups = describe_groups(snap)
+    assert [(g["name"], g["source"], g["rocm"]) for g in groups] == [
+        ("amd-rocm", "config", True), ("gpu", "config", False),
+    ]
+    assert found(snap) == [
+        ("PIN001", ".github/workflows/gpu.yml", 10),
+        ("PIN005", "reqs/ci.txt", 1),
+    ]
+    assert analyze_pins(snap, {"reqs/ci.txt"}).environment == frozenset(
+        {"images/mi.Dockerfile", "reqs/ci.txt"}
+    )
+
+
+def test_ignored_packages_are_never_compared(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - run: pip install "Numba==0.64.0"
+        """),
+    }, {"pins": {"ignore": ["NUMBA"]}})
+    assert found(snap) == []
+
+
+def test_markers_that_only_sometimes_hold_are_not_compared(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - run: |
+                pip install "numba==0.64.0; python_version < '3.12'"
+                pip install "polars==1.0; sys_platform == 'win32'"
+        """),
+    })
+    assert found(snap) == []
+
+
+def test_analyze_reports_a_finding_only_when_one_of_its_places_changed(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/_run-ci-rocm.yml": workflow(ALTERNATIVES),
+        "Dockerfile": 'FROM x\nRUN pip install "a==1"\n',
+        ".github/workflows/ci.yml": "jobs:\n  a:\n    steps:\n      - run: pip install a==2\n",
+    })
+    everything = found(snap)
+    assert everything == [
+        ("PIN001", ".github/workflows/ci.yml", 4),
+        ("PIN003", ".github/workflows/_run-ci-rocm.yml", 18),
+    ]
+    assert found(snap, {"docker/Dockerfile.rocm"}) == [everything[1]]
+    assert found(snap, {".github/workflows/_run-ci-rocm.yml"}) == [everything[1]]
+    assert found(snap, {"Dockerfile"}) == [everything[0]]
+    assert found(snap, {"tests/test_x.py"}) == []
+    outcome = analyze_pins(snap, {"Dockerfile"})
+    assert [t.title for t in outcome.tables] == ["Dependency pins: `default` group (image)"]
+    assert analyze_pins(snap, set()).tables == []
+    assert len(analyze_pins(snap, None).tables) == 2
+
+
+def test_the_matrix_marks_mismatches_and_missing_packages(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM + 'RUN pip install "torch==2.5.1"\n',
+        "requirements-ci.txt": "polars\nblake3\n",
+        ".github/workflows/_run-ci-rocm.yml": workflow("""
+            - name: Install (full)
+              if: ${{ !inputs.skip_dependency_install }}
+              run: pip install -r requirements-ci.txt "numba==0.64.0" xxhash
+            - name: Install (miles only)
+              if: ${{ inputs.skip_dependency_install }}
+              run: pip install polars blake3 xxhash
+        """),
+    })
+    (table,) = analyze_pins(snap, None).tables
+    assert table.header == (
+        "package", "docker/Dockerfile.rocm", "_run-ci-rocm.yml / test / Install (full)",
+        "_run-ci-rocm.yml / test / Install (miles only)", "requirements-ci.txt",
+    )
+    rows = {row[0]: row[1:] for row in table.rows}
+    assert rows["numba"] == ("==0.65.1", "==0.64.0 ✗", "missing ✗", "")
+    assert rows["polars"] == ("any", "any (via `requirements-ci.txt`)", "any", "any")
+    assert rows["xxhash"] == ("", "any", "any", "")
+    assert "torch" not in rows
+    assert table.note is not None
+    assert "1 packages installed in one place only are not shown." in table.note
+    assert "Alternative install paths: step `Install (full)` / step `Install (miles only)`." \
+        in table.note
+
+
+def test_the_matrix_is_cut_at_its_row_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pins, "MAX_ROWS", 1)
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": 'FROM x\nRUN pip install "a==1" "b==1"\n',
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - run: pip install "a==2" "b==2"
+        """),
+    })
+    (table,) = analyze_pins(snap, None).tables
+    assert [row[0] for row in table.rows] == ["a"]
+    assert table.note is not None and "1 more packages are not shown." in table.note
+
+
+def test_job_conditions_and_unconditional_steps(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        ".github/workflows/ci.yml": """
+jobs:
+  full:
+    if: inputs.full
+    steps:
+      - run: pip install polars "numba==0.65.1"
+  slim:
+    if: "!inputs.full"
+    steps:
+      - run: pip install zstandard
+      - name: Install extras
+        if: inputs.extra
+        run: pip install polars numba==0.65.1
+      - name: Install less
+        if: ${{ !inputs.extra }}
+        run: pip install polars
+""",
+    })
+    assert found(snap) == [
+        ("PIN003", ".github/workflows/ci.yml", 6),
+        ("PIN003", ".github/workflows/ci.yml", 16),
+    ]
+    messages = [f.message for f in analyze_pins(snap, None).findings]
+    assert any("job `slim`" in m and "job `full`" in m for m in messages)
+
+
+def test_a_package_every_path_gets_from_an_unconditional_step_is_not_missing(
+    tmp_path: Path,
+) -> None:
+    snap = snapshot(tmp_path, {
+        "reqs.txt": "numba==0.65.1\n",
+        ".github/workflows/ci.yml": """
+jobs:
+  a:
+    steps:
+      - run: pip install "numba==0.65.1"
+      - if: inputs.x
+        run: pip install polars numba==0.65.1
+      - if: "!inputs.x"
+        run: pip install polars
+      - if: inputs.y == 'a'
+        run: pip install -r reqs.txt -c reqs.txt
+      - if: inputs.y != 'a'
+        run: pip install "numba==0.65.1"
+""",
+    })
+    assert found(snap) == []
+
+
+def test_same_named_steps_of_different_jobs_are_compared_only_when_alike(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        ".github/workflows/ci.yml": """
+jobs:
+  lint:
+    steps:
+      - name: Install dependencies
+        run: pip install ruff
+  test:
+    steps:
+      - name: Install dependencies
+        run: pip install torch numpy
+      - name: Install dependencies
+        run: pip install pytest
+""",
+    })
+    assert found(snap) == []
+
+
+def test_places_are_cut_in_long_messages(tmp_path: Path) -> None:
+    steps = "- run: pip install numba\n" * 9
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/ci-rocm.yml": workflow(steps),
+    })
+    findings = analyze_pins(snap, None).findings
+    assert len(findings) == 9
+    assert "and 2 more" in findings[0].message
+
+
+def test_unreadable_group_files_are_reg004(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/ci-rocm.yml": "jobs:\n  a:\n    steps: [\n",
+        "requirements.txt": "x\n",
+    })
+    (tmp_path / "Dockerfile").write_bytes(b"FROM x\0\n")
+    (tmp_path / "docker/Dockerfile.rocm").write_text(
+        "FROM x\nCOPY requirements.txt /r.txt\nRUN pip install -r /r.txt\n"
+    )
+    (tmp_path / "requirements.txt").write_bytes(b"\xff\xfe")
+    hits = [(f.rule, f.path, f.line) for f in analyze_pins(snap, None).findings]
+    assert hits == [
+        ("REG004", ".github/workflows/ci-rocm.yml", 4),
+        ("REG004", "Dockerfile", None),
+        ("REG004", "requirements.txt", 1),
+    ]
+
+
+def test_a_workflow_outside_every_group_is_not_read(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "Dockerfile": "FROM x\n",
+        ".github/workflows/broken.yml": "jobs: [\n",
+    }, {"pins": {"groups": {"main": {"dockerfiles": ["Dockerfile"]}}}})
+    assert found(snap) == []
+
+
+def test_each_file_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def counting(path: str, text: str) -> Workflow | Unreadable:
+        calls.append(path)
+        return parse_workflow(path, text)
+
+    monkeypatch.setattr(pins, "parse_workflow", counting)
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/_run-ci-rocm.yml": workflow(ALTERNATIVES),
+        ".github/workflows/pr-test-rocm.yml": "jobs:\n  a:\n    uses: ./.github/workflows/_run-ci-rocm.yml\n",
+    })
+    analyze_pins(snap, None)
+    analyze_pins(snap, {"docker/Dockerfile.rocm"})
+    describe_groups(snap)
+    assert sorted(calls) == [".github/workflows/_run-ci-rocm.yml",
+                             ".github/workflows/pr-test-rocm.yml"]
+
+
+def test_workflows_that_only_call_each_other_are_grouped_by_name(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        ".github/workflows/a.yml": "jobs:\n  x:\n    uses: ./.github/workflows/b.yml\n",
+        ".github/workflows/b.yml": "jobs:\n  x:\n    uses: ./.github/workflows/a.yml\n",
+    })
+    (group,) = describe_groups(snap)
+    assert group["workflows"] == [".github/workflows/a.yml", ".github/workflows/b.yml"]
+
+
+def test_configured_groups_follow_the_workflows_they_call(tmp_path: Path) -> None:
+    calls = "".join(
+        f"  j{i}:\n    uses: ./.github/workflows/{name}\n"
+        for i, name in enumerate(["_shared.yml", "other.yml", "missing.yml", "broken.yml"])
+    )
+    snap = snapshot(tmp_path, {
+        ".github/workflows/rocm.yml": "jobs:\n" + calls,
+        ".github/workflows/_shared.yml": "jobs:\n  x:\n    uses: ./.github/workflows/rocm.yml\n",
+        ".github/workflows/other.yml": "jobs: {}\n",
+        ".github/workflows/broken.yml": "jobs: [\n",
+    }, {"pins": {"groups": {
+        "rocm": {"workflows": [".github/workflows/rocm.yml"]},
+        "main": {"workflows": [".github/workflows/other.yml"]},
+    }}})
+    groups = {g["name"]: g["workflows"] for g in describe_groups(snap)}
+    assert groups == {
+        "rocm": [".github/workflows/_shared.yml", ".github/workflows/broken.yml",
+                 ".github/workflows/rocm.yml"],
+        "main": [".github/workflows/other.yml"],
+    }
+    assert found(snap) == [("REG004", ".github/workflows/broken.yml", 2)]
+
+
+def test_requirements_files_are_followed_through_includes(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "Dockerfile.rocm": "FROM x\nCOPY . /w\nRUN pip install -r /w/a.txt -r /nowhere.txt\n",
+        "a.txt": "-r b.txt\n-r missing.txt\n-c c.txt\n-r bad.txt\n.\nnumba==0.65.1\nskipme==1\n",
+        "b.txt": "-r a.txt\npolars==1.0\n",
+        "c.txt": "numba==0.65.1\n",
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - run: pip install "numba==0.65.1" "polars==1.0"
+        """),
+    }, {"pins": {"ignore": ["skipme"]}})
+    (tmp_path / "bad.txt").write_bytes(b"x\0")
+    (group,) = describe_groups(snap)
+    assert group["requirements"] == ["a.txt", "b.txt", "bad.txt", "c.txt"]
+    assert found(snap) == [("REG004", "bad.txt", None)]
+
+
+def test_the_same_missing_package_is_reported_once(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        ".github/workflows/ci.yml": """
+jobs:
+  full:
+    if: inputs.full
+    steps:
+      - name: Install
+        run: pip install polars numba==0.65.1
+  slim:
+    if: "!inputs.full"
+    steps:
+      - name: Install
+        run: pip install polars
+""",
+    })
+    assert found(snap) == [("PIN003", ".github/workflows/ci.yml", 12)]
+
+
+def test_pins_of_requirements_a_workflow_installs_are_not_image_divergence(
+    tmp_path: Path,
+) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        "requirements-ci.txt": "pytest==8.0.0\n",
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - run: pip install -r requirements-ci.txt
+        """),
+    })
+    assert found(snap) == []
+
+
+def test_a_workflow_range_excluding_another_workflow_pin_is_pin001(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        ".github/workflows/ci.yml": """
+jobs:
+  a:
+    steps:
+      - run: pip install "numba==0.65.1"
+      - run: pip install "numba<0.60"
+""",
+    })
+    hit = only(snap, "PIN001")
+    assert hit.line == 6 and "excludes `0.65.1`" in hit.message
+
+
+def test_direct_references_compare_by_url(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": 'FROM x\nRUN pip install "w @ https://h/w-1.whl"\n',
+        ".github/workflows/ci-rocm.yml": workflow("""
+            - run: pip install "w @ https://h/w-2.whl"
+        """),
+    })
+    hit = only(snap, "PIN001")
+    assert "`https://h/w-2.whl`" in hit.message and "`https://h/w-1.whl`" in hit.message
+
+
+def test_a_workflow_in_two_groups_is_reported_once(tmp_path: Path) -> None:
+    shared = workflow(ALTERNATIVES).replace("ROCm CI", "Shared")
+    snap = snapshot(tmp_path, {
+        ".github/workflows/_shared.yml": shared,
+        ".github/workflows/pr-rocm.yml": "jobs:\n  a:\n    uses: ./.github/workflows/_shared.yml\n",
+        ".github/workflows/pr.yml": "jobs:\n  a:\n    uses: ./.github/workflows/_shared.yml\n",
+    })
+    groups = {str(g["name"]): g["workflows"] for g in describe_groups(snap)}
+    assert groups["rocm"] == [".github/workflows/_shared.yml", ".github/workflows/pr-rocm.yml"]
+    assert groups["default"] == [".github/workflows/_shared.yml", ".github/workflows/pr.yml"]
+    assert found(snap) == [("PIN003", ".github/workflows/_shared.yml", 18)]
+
+
+def test_the_pins_section_of_the_configuration_is_validated() -> None:
+    good = parse_config(
+        "pins:\n  groups:\n    rocm: {dockerfiles: [docker/Dockerfile.rocm]}\n  ignore: [pip]\n"
+    )
+    assert good.problems == []
+    assert good.config.pins.groups["rocm"].dockerfiles == ["docker/Dockerfile.rocm"]
+    assert good.config.pins.groups["rocm"].workflows == []
+    bad = parse_config("pins:\n  groups:\n    rocm: {dockerfile: [x]}\n")
+    assert [p.key for p in bad.problems] == ["pins.groups.rocm.dockerfile"]
+    assert bad.config.pins == defaults().pins
+
+
+@pytest.mark.parametrize(
+    ("slim", "reported"),
+    [
+        ("pip install polars --no-deps -e .", True),
+        ("pip install polars -e .", False),
+        ("pip install polars ${{ inputs.extra }}", False),
+        ("pip install polars -r ci/missing.txt", False),
+        ("pip install polars -c ci/missing.txt", True),
+    ],
+)
+def test_a_path_installing_what_cannot_be_listed_is_not_said_to_miss_anything(
+    tmp_path: Path, slim: str, reported: bool,
+) -> None:
+    snap = snapshot(tmp_path, {
+        ".github/workflows/ci.yml": f"""
+jobs:
+  a:
+    steps:
+      - if: inputs.full
+        run: pip install polars "numba==0.65.1"
+      - if: "!inputs.full"
+        run: {slim}
+""",
+    })
+    assert bool(found(snap)) is reported
+
+
+def test_an_unconditional_step_installing_a_local_project_makes_every_path_uncertain(
+    tmp_path: Path,
+) -> None:
+    snap = snapshot(tmp_path, {
+        ".github/workflows/ci.yml": """
+jobs:
+  a:
+    steps:
+      - run: pip install -e .
+      - if: inputs.full
+        run: pip install polars "numba==0.65.1"
+      - if: "!inputs.full"
+        run: pip install polars
+""",
+    })
+    assert found(snap) == []

@@ -1,0 +1,130 @@
+"""Pins through `analyze` between two commits: reported when a place changed, and the
+ROCm group's files feeding the `environment` selection tier."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.analysis.engine import analyze, audit
+from bot.analysis.report import Report, TestEntry
+from bot.analysis.tree import GitRepository
+from tests.gitrepo import GitRepo
+
+WORKFLOW = """\
+name: ROCm CI
+on:
+  workflow_call:
+    inputs:
+      skip_dependency_install: {type: boolean, default: false}
+jobs:
+  test:
+    runs-on: [self-hosted, mi350]
+    steps:
+      - name: Install (full)
+        if: ${{ !inputs.skip_dependency_install }}
+        run: |
+          pip install -e . --no-deps --break-system-packages
+          pip install polars zstandard "numba==0.65.1" --break-system-packages
+      - name: Install (miles only)
+        if: ${{ inputs.skip_dependency_install }}
+        run: |
+          pip install polars zstandard --break-system-packages
+      - name: Run
+        run: python tests/ci/run_suite.py --suite stage-b-1-gpu-mi350 --suite stage-b-1-gpu-h200
+"""
+
+FILES = {
+    "docker/Dockerfile.rocm": (
+        "FROM rocm/sgl-dev:latest\n"
+        "COPY docker/requirements-rocm.txt /tmp/\n"
+        "RUN pip install -r /tmp/requirements-rocm.txt \"numba==0.65.1\"\n"
+    ),
+    "docker/requirements-rocm.txt": "polars\nzstandard\n",
+    ".github/workflows/_run-ci-rocm.yml": WORKFLOW,
+    "tests/__init__.py": "",
+    "tests/test_rocm_only.py": 'register_rocm_ci(600, "stage-b-1-gpu-mi350")\n',
+    "tests/test_cuda_only.py": 'register_cuda_ci(600, "stage-b-1-gpu-h200")\n',
+    "README.md": "a repository\n",
+}
+ROCM_TEST = "tests/test_rocm_only.py"
+CUDA_TEST = "tests/test_cuda_only.py"
+WORKFLOW_PATH = ".github/workflows/_run-ci-rocm.yml"
+
+
+@pytest.fixture
+def repo(git_repo: GitRepo) -> tuple[GitRepo, str]:
+    git_repo.write_all(FILES)
+    return git_repo, git_repo.commit("base")
+
+
+def _run(repo: GitRepo, base: str, head: str) -> Report:
+    with GitRepository(repo.root) as git:
+        return analyze(git.tree(base), git.tree(head))
+
+
+def _entry(report: Report, path: str) -> TestEntry:
+    (entry,) = [t for t in report.tests if t.path == path]
+    return entry
+
+
+def _pins(report: Report) -> list[tuple[str, str | None, int | None]]:
+    return [(f.rule, f.path, f.line) for f in report.findings if f.rule.startswith("PIN")]
+
+
+def test_an_old_pin_problem_is_not_reported_when_none_of_its_places_changed(
+    repo: tuple[GitRepo, str],
+) -> None:
+    git_repo, base = repo
+    git_repo.write("README.md", "a repository, described\n")
+    report = _run(git_repo, base, git_repo.commit())
+    assert _pins(report) == []
+    assert not any(t.title.startswith("Dependency pins") for t in report.tables)
+    with GitRepository(git_repo.root) as git:
+        assert _pins(audit(git.tree(base))) == [("PIN003", WORKFLOW_PATH, 18)]
+
+
+def test_a_pin_problem_is_reported_when_one_of_its_places_changed(
+    repo: tuple[GitRepo, str],
+) -> None:
+    git_repo, base = repo
+    git_repo.write(WORKFLOW_PATH, WORKFLOW.replace("name: ROCm CI", "name: ROCm CI (PR)"))
+    report = _run(git_repo, base, git_repo.commit())
+    assert _pins(report) == [("PIN003", WORKFLOW_PATH, 18)]
+    (finding,) = [f for f in report.findings if f.rule == "PIN003"]
+    assert finding.fix == 'add `"numba==0.65.1"` to the step `Install (miles only)`, line 18'
+    (table,) = [t for t in report.tables if t.title.startswith("Dependency pins")]
+    assert table.rows == (
+        ("numba", "==0.65.1", "==0.65.1", "missing ✗", ""),
+        ("polars", "any (via `docker/requirements-rocm.txt`)", "any", "any", "any"),
+        ("zstandard", "any (via `docker/requirements-rocm.txt`)", "any", "any", "any"),
+    )
+
+
+def test_a_dockerfile_rocm_change_makes_rocm_tests_affected_in_the_environment_tier(
+    repo: tuple[GitRepo, str],
+) -> None:
+    git_repo, base = repo
+    git_repo.write("docker/Dockerfile.rocm",
+                   FILES["docker/Dockerfile.rocm"].replace("0.65.1", "0.65.2"))
+    report = _run(git_repo, base, git_repo.commit())
+    rocm = _entry(report, ROCM_TEST)
+    assert (rocm.change, rocm.tier) == ("affected", "environment")
+    assert "docker/Dockerfile.rocm" in rocm.reasons[0]
+    assert _entry(report, CUDA_TEST).change == "unchanged"
+    assert [(s.path, s.tier) for s in report.selected] == [(ROCM_TEST, "environment")]
+    assert _pins(report) == [
+        ("PIN001", WORKFLOW_PATH, 14),
+        ("PIN003", WORKFLOW_PATH, 18),
+    ]
+
+
+def test_a_requirements_file_the_rocm_image_installs_is_part_of_the_environment(
+    repo: tuple[GitRepo, str],
+) -> None:
+    git_repo, base = repo
+    git_repo.write("docker/requirements-rocm.txt", "polars\nzstandard\nxxhash\n")
+    report = _run(git_repo, base, git_repo.commit())
+    rocm = _entry(report, ROCM_TEST)
+    assert (rocm.change, rocm.tier) == ("affected", "environment")
+    assert [(s.path, s.tier) for s in report.selected] == [(ROCM_TEST, "environment")]
+    assert _pins(report) == []  # the missing `numba` is not in the changed file

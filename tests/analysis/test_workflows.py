@@ -1,0 +1,259 @@
+"""Workflows with line numbers: jobs, steps, conditions, reusable calls, malformed YAML."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.analysis import workflows
+from bot.analysis.source import Unreadable
+from bot.analysis.workflows import Workflow, parse_workflow, strip_expression
+
+
+def parse(text: str, path: str = ".github/workflows/_run-ci-rocm.yml") -> Workflow:
+    parsed = parse_workflow(path, textwrap.dedent(text).lstrip("\n"))
+    assert isinstance(parsed, Workflow), parsed
+    return parsed
+
+
+WORKFLOW = """
+name: ROCm CI
+on:
+  workflow_call:
+    inputs:
+      skip_dependency_install: {type: boolean, default: false}
+jobs:
+  test:
+    name: Test on MI350
+    runs-on: [self-hosted, mi350]
+    steps:
+      - uses: actions/checkout@v4
+      - name: Install (full)
+        if: ${{ !inputs.skip_dependency_install }}
+        run: |
+          pip install -e . --no-deps --break-system-packages
+          pip install polars "numba==0.65.1" --break-system-packages
+      - name: Install (miles only)
+        if: ${{ inputs.skip_dependency_install }}
+        run: pip install polars "numba==0.65.1" --break-system-packages
+      - run: python tests/ci/run_suite.py --suite stage-c-4-gpu-mi350
+  call:
+    uses: ./.github/workflows/_shared.yml
+    with: {x: 1}
+  remote:
+    uses: org/repo/.github/workflows/x.yml@v1
+"""
+
+
+def test_jobs_steps_conditions_and_lines() -> None:
+    wf = parse(WORKFLOW)
+    test, call, remote = wf.jobs
+    assert (test.id, test.name, test.line, test.condition) == ("test", "Test on MI350", 7, None)
+    assert [(s.name, s.line, s.condition) for s in test.steps] == [
+        ("actions/checkout@v4", 11, None),
+        ("Install (full)", 12, "${{ !inputs.skip_dependency_install }}"),
+        ("Install (miles only)", 17, "${{ inputs.skip_dependency_install }}"),
+        ("Run python tests/ci/run_suite.py --suite st…", 20, None),
+    ]
+    full, miles = test.steps[1], test.steps[2]
+    assert [(e.spec.text, e.line) for i in full.installs for e in i.entries] == [
+        (".", 15), ("polars", 16), ("numba==0.65.1", 16),
+    ]
+    assert [i.line for i in miles.installs] == [19]
+    assert call.calls == ".github/workflows/_shared.yml"
+    assert remote.calls is None
+    assert wf.calls == (".github/workflows/_shared.yml",)
+
+
+def test_the_on_key_does_not_turn_into_true() -> None:
+    wf = parse("on: push\njobs: {}\n")
+    assert wf.jobs == ()
+
+
+def test_steps_that_are_not_posix_shell_or_are_switched_off_install_nothing() -> None:
+    wf = parse(
+        """
+        jobs:
+          a:
+            steps:
+              - shell: python
+                run: pip install a==1
+              - if: false
+                run: pip install b==1
+              - if: ${{ false }}
+                run: pip install c==1
+              - shell: bash -el {0}
+                run: pip install d==1
+              - run: echo hello
+              - name: Not a scalar
+                run: [pip, install, e]
+              - run: ""
+              - {}
+        """
+    )
+    steps = wf.jobs[0].steps
+    assert [bool(s.installs) for s in steps] == [False, False, False, True, False, False, False,
+                                                  False]
+    assert steps[-2].name == "step 7"
+    assert steps[-1].name == "step 8"
+
+
+def test_folded_plain_and_quoted_runs_find_each_word_on_its_line() -> None:
+    wf = parse(
+        """
+        jobs:
+          a:
+            steps:
+              - run: >
+                  pip install
+                  a==1
+                  b==2
+              - run: "pip install \\"c==3\\""
+              - run: pip install
+                  d==4
+              - run: 'pip install ${{ inputs.pkg }}'
+        """
+    )
+    found = [(e.spec.text, e.line) for s in wf.jobs[0].steps for i in s.installs
+             for e in i.entries]
+    assert found == [("a==1", 6), ("b==2", 7), ("c==3", 8), ("d==4", 10),
+                     ("${{ inputs.pkg }}", 11)]
+    assert wf.jobs[0].steps[3].installs[0].entries[0].spec.kind == "unresolved"
+
+
+def test_a_word_the_search_cannot_find_falls_back_to_the_first_line() -> None:
+    wf = parse('jobs:\n  a:\n    steps:\n      - run: "pip install \\\\\n          x==1"\n')
+    assert [(e.spec.text, e.line) for i in wf.jobs[0].steps[0].installs for e in i.entries] == [
+        ("x==1", 4),
+    ]
+
+
+def test_requirements_paths_follow_the_working_directory() -> None:
+    wf = parse(
+        """
+        defaults:
+          run:
+            working-directory: python
+        jobs:
+          a:
+            steps:
+              - run: pip install -r requirements.txt
+              - working-directory: ci
+                run: pip install -r ../reqs/ci.txt
+          b:
+            defaults: {run: {working-directory: docs}}
+            steps:
+              - run: |
+                  pip install -r ${{ github.workspace }}/req.txt -r $GITHUB_WORKSPACE/r2.txt
+                  pip install -r ${{ inputs.reqs }} -r req.txt
+        """
+    )
+    refs = [(f.text, f.candidates) for j in wf.jobs for s in j.steps for i in s.installs
+            for f in i.files]
+    assert refs == [
+        ("requirements.txt", ("python/requirements.txt",)),
+        ("../reqs/ci.txt", ("reqs/ci.txt",)),
+        ("${{ github.workspace }}/req.txt", ("docs/req.txt",)),
+        ("$GITHUB_WORKSPACE/r2.txt", ("docs/r2.txt",)),
+        ("${{ inputs.reqs }}", ()),
+        ("req.txt", ("docs/req.txt",)),
+    ]
+
+
+def test_merge_keys_are_applied() -> None:
+    wf = parse(
+        """
+        x-install: &install
+          name: Install
+          run: pip install a==1
+        jobs:
+          a:
+            steps:
+              - <<: *install
+                if: inputs.full
+              - <<: [*install]
+                name: Install again
+              - <<: *install
+                <<: {if: "!inputs.full"}
+        """
+    )
+    steps = wf.jobs[0].steps
+    assert [(s.name, s.condition) for s in steps] == [
+        ("Install", "inputs.full"), ("Install again", None), ("Install", "!inputs.full"),
+    ]
+    assert all(s.installs for s in steps)
+
+
+def test_non_mapping_shapes_are_ignored() -> None:
+    assert parse("- a\n- b\n").jobs == ()
+    assert parse("").jobs == ()
+    assert parse("jobs: [1, 2]\n").jobs == ()
+    assert parse("jobs:\n  a: 1\n  ? [x]\n  : 2\n").jobs[0].steps == ()
+    assert parse("jobs:\n  a:\n    steps: {x: 1}\n").jobs[0].steps == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [
+        ("jobs:\n  a:\n    steps:\n      - run: [\n", 5, "not valid YAML"),
+        ("a: 1\n---\nb: 2\n", 2, "but found another document"),
+        ("a: 1\n\x07\n", 2, "control characters are not allowed"),
+        ("jobs:\n  a: {b: 1\n  c: 2\n", 3, "not valid YAML"),
+    ],
+)
+def test_malformed_yaml_is_unreadable_with_its_line(text: str, line: int, reason: str) -> None:
+    parsed = parse_workflow("w.yml", text)
+    assert isinstance(parsed, Unreadable)
+    assert parsed.line == line and reason in parsed.reason
+    assert parsed.finding().rule == "REG004"
+
+
+def test_deep_nesting_is_unreadable(monkeypatch: pytest.MonkeyPatch) -> None:
+    def deep(*args: object, **kwargs: object) -> None:
+        raise RecursionError
+
+    monkeypatch.setattr(yaml, "compose", deep)
+    parsed = parse_workflow("w.yml", "a: 1")
+    assert isinstance(parsed, Unreadable) and parsed.line is None
+
+
+def test_yaml_errors_without_a_mark_or_a_reason() -> None:
+    bare = yaml.YAMLError()
+    assert workflows._error_line(bare, "x") is None
+    assert workflows._error_reason(bare) == "YAMLError"
+    assert workflows._error_reason(yaml.YAMLError("first\nsecond")) == "first"
+
+
+@pytest.mark.parametrize(
+    ("condition", "expected"),
+    [
+        ("${{ !inputs.x }}", "!inputs.x"),
+        ("  inputs.x  ", "inputs.x"),
+        ("${{ a }} && ${{ b }}", "${{ a }} && ${{ b }}"),
+    ],
+)
+def test_strip_expression(condition: str, expected: str) -> None:
+    assert strip_expression(condition) == expected
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from([
+    "jobs:\n", "  a:\n", "    steps:\n", "      - ", "run: ", "name: x\n", "if: ", "|\n",
+    "        pip install x==1\n", "uses: ./.github/workflows/y.yml\n", "<<: *a\n", "&a ", "*a",
+    "{", "}", "[", "]", "'", '"', "${{ inputs.x }}", "\n", "  ", ": ", "- ", "on:\n", "\t", "#",
+]), max_size=30).map("".join))
+def test_no_yaml_text_crashes_the_reader(text: str) -> None:
+    parsed = parse_workflow("w.yml", text)
+    if isinstance(parsed, Unreadable):
+        assert parsed.path == "w.yml"
+        assert parsed.line is None or parsed.line >= 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_no_arbitrary_text_crashes_the_reader(text: str) -> None:
+    parse_workflow("w.yml", text)
