@@ -34,6 +34,14 @@ class Settings(BaseSettings):
     private_key: SecretStr | None = None
     private_key_path: Path | None = None
     github_api_url: str = "https://api.github.com"
+    github_retries: int = Field(default=6, ge=0, le=20)
+    github_backoff_seconds: float = Field(default=1.0, ge=0)
+    secondary_rate_wait_seconds: float = Field(
+        default=60.0, ge=0, description="least wait after a secondary rate limit"
+    )
+    seconds_between_writes: float = Field(
+        default=1.0, ge=0, description="pace of content-creating requests per installation"
+    )
     max_body_bytes: int = Field(default=25 * 1024 * 1024, ge=1024)
     max_attempts: int = Field(default=8, ge=1, le=100)
     lease_seconds: float = Field(default=60.0, gt=0)
@@ -41,6 +49,7 @@ class Settings(BaseSettings):
     backoff_max_seconds: float = Field(default=600.0, gt=0)
     poll_seconds: float = Field(default=0.5, gt=0)
     worker_concurrency: int = Field(default=2, ge=1, le=64)
+    analyse_drafts: bool = Field(default=False, description="analyse draft PRs too")
     log_format: Literal["json", "text"] = "json"
     log_level: str = "INFO"
 

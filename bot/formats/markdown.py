@@ -39,7 +39,7 @@ def _test_row(t: TestEntry) -> list[str]:
 
 
 def _extra_table(table: Table) -> list[str]:
-    out = ["", f"<details><summary>{inline(table.title)}</summary>", ""]
+    out = ["", f"<details><summary>{prose(table.title)}</summary>", ""]
     out.extend(_table([cell(h) for h in table.header], [[cell(c) for c in r] for r in table.rows]))
     if table.note:
         out.extend(["", inline(table.note)])

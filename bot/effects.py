@@ -1,0 +1,159 @@
+"""GitHub writes through the effects ledger: recorded before they are made, made once.
+
+Each write has an idempotency key. A key already `done` is skipped; a key left `pending` by
+an attempt that died mid-way is reconciled against GitHub (find the comment by its marker, the
+review by its commit) before anything is written again. In dry-run the write is recorded and
+logged, not sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from bot.port import GitHubPort, InlineComment
+from bot.publish import SUMMARY_MARKER, batches
+from bot.store.store import Store
+
+log = logging.getLogger(__name__)
+
+REVIEW_MARKER = "<!-- rocmbot:review -->"
+
+
+class Effects:
+    """The writes one handler makes for one delivery."""
+
+    def __init__(self, store: Store, port: GitHubPort | None, *, dry_run: bool, delivery_id: str) -> None:
+        self.store = store
+        self.port = port
+        self.dry_run = dry_run or port is None
+        self.delivery_id = delivery_id
+
+    def once(
+        self,
+        key: str,
+        kind: str,
+        target: str,
+        act: Callable[[], Any],
+        reconcile: Callable[[], Any] | None = None,
+    ) -> Any:
+        entry = self.store.begin_effect(key, kind, target, self.delivery_id)
+        if entry.status == "done":
+            log.info("effect already made", extra={"key": key, "delivery_id": self.delivery_id})
+            return entry.result
+        if not entry.created and reconcile is not None and not self.dry_run:
+            found = reconcile()
+            if found is not None:
+                self.store.finish_effect(key, found)
+                return found
+        if self.dry_run:
+            result: Any = {"dry_run": True}
+            log.info("dry-run: effect not sent", extra={"key": key, "kind": kind, "target": target})
+        else:
+            result = act()
+        self.store.finish_effect(key, result)
+        return result
+
+    # check runs ------------------------------------------------------------
+
+    def check_run(
+        self,
+        repo: str,
+        head_sha: str,
+        name: str,
+        payload: dict[str, Any],
+        annotations: list[dict[str, Any]],
+        *,
+        version: str,
+    ) -> Any:
+        """Create (or update) the named check run on a commit, annotations 50 a request.
+
+        ``version`` distinguishes contents: the same version on the same commit is written once.
+        """
+        key = f"check:{repo}:{head_sha}:{name}:{version}"
+
+        def act() -> dict[str, Any]:
+            assert self.port is not None
+            existing = self.port.check_runs(repo, head_sha, name)
+            parts = list(batches(annotations)) or [[]]
+            output = {**payload.get("output", {}), "annotations": parts[0]}
+            body = {**payload, "output": output}
+            if existing:
+                run = self.port.update_check_run(
+                    repo, existing[0].id, {k: v for k, v in body.items() if k not in ("head_sha", "name")}
+                )
+            else:
+                run = self.port.create_check_run(repo, {**body, "name": name, "head_sha": head_sha})
+            for part in parts[1:]:
+                self.port.update_check_run(
+                    repo, run.id, {"output": {**payload.get("output", {}), "annotations": part}}
+                )
+            return {"id": run.id}
+
+        return self.once(key, "check_run", f"{repo}@{head_sha}", act)
+
+    # the sticky comment ----------------------------------------------------
+
+    def find_summary(self, repo: str, number: int) -> tuple[int, str] | None:
+        """The sticky comment (id, body): the ledger remembers it; GitHub is asked otherwise."""
+        if self.port is None:
+            return None
+        for comment in self.port.comments(repo, number):
+            if SUMMARY_MARKER in comment.body:
+                return comment.id, comment.body
+        return None
+
+    def summary(
+        self, repo: str, number: int, body: str, existing: tuple[int, str] | None, *, version: str
+    ) -> Any:
+        """Create the summary comment once; afterwards edit it in place when it changes."""
+        if existing is not None:
+            comment_id, old = existing
+            if old == body:
+                return {"id": comment_id, "unchanged": True}
+            key = f"comment-edit:{repo}#{number}:{comment_id}:{version}"
+
+            def edit() -> dict[str, Any]:
+                assert self.port is not None
+                return {"id": self.port.edit_comment(repo, comment_id, body).id}
+
+            return self.once(key, "comment_edit", f"{repo}#{number}", edit)
+        key = f"comment:{repo}#{number}"
+
+        def create() -> dict[str, Any]:
+            assert self.port is not None
+            return {"id": self.port.create_comment(repo, number, body).id}
+
+        def reconcile() -> dict[str, Any] | None:
+            found = self.find_summary(repo, number)
+            if found is None:
+                return None
+            assert self.port is not None
+            self.port.edit_comment(repo, found[0], body)
+            return {"id": found[0]}
+
+        return self.once(key, "comment", f"{repo}#{number}", create, reconcile)
+
+    # the review ------------------------------------------------------------
+
+    def review(self, repo: str, number: int, head_sha: str, body: str, comments: list[InlineComment]) -> Any:
+        """One review per head commit, carrying the inline comments."""
+        key = f"review:{repo}#{number}:{head_sha}"
+        text = f"{REVIEW_MARKER}\n{body}"
+
+        def act() -> dict[str, Any]:
+            assert self.port is not None
+            return {
+                "id": self.port.create_review(repo, number, head_sha, text, comments),
+                "comments": len(comments),
+            }
+
+        def reconcile() -> dict[str, Any] | None:
+            assert self.port is not None
+            for sha, existing in self.port.review_keys(repo, number):
+                if sha == head_sha and REVIEW_MARKER in existing:
+                    return {"reconciled": True}
+            return None
+
+        return self.once(key, "review", f"{repo}#{number}@{head_sha}", act, reconcile)

@@ -1,0 +1,362 @@
+"""The GitHub port on PyGithub: App auth, one client per installation, retries and pacing."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+from typing import Any
+
+from github import Auth, Github, GithubException, GithubRetry
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+
+from bot.port import (
+    BlobRequest,
+    ChangedFile,
+    CheckRun,
+    Comment,
+    InlineComment,
+    PullRequest,
+    WorkflowRun,
+)
+from config.settings import Settings
+
+log = logging.getLogger(__name__)
+
+API_VERSION = "2022-11-28"
+BLOBS_PER_QUERY = 100  # fifty files at base and head
+
+
+class _Retry(GithubRetry):
+    """GithubRetry, except that a write is never sent twice.
+
+    A POST that failed with 5xx or lost its connection may have been carried out; sending it
+    again could comment or dispatch twice. The handler fails instead, the delivery is retried,
+    and the effects ledger reconciles. Rate-limit answers (403/429 with Retry-After or a rate
+    limit message) were not carried out and are retried, waiting at least ``min_secondary_wait``.
+    """
+
+    def __init__(self, min_secondary_wait: float = 60.0, **kwargs: Any) -> None:
+        self.min_secondary_wait = min_secondary_wait
+        kwargs.setdefault("status_forcelist", [*range(500, 600), 429])
+        kwargs.setdefault("secondary_rate_wait", min_secondary_wait)
+        super().__init__(**kwargs)
+
+    def new(self, **kw: Any) -> _Retry:
+        kw["min_secondary_wait"] = self.min_secondary_wait
+        return super().new(**kw)
+
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: Any = None,
+        error: Exception | None = None,
+        _pool: Any = None,
+        _stacktrace: Any = None,
+    ) -> Any:
+        is_write = method == "POST" and not (url or "").rstrip("/").endswith("/graphql")
+        unsafe_error = error is not None and not isinstance(error, NewConnectionError | ConnectTimeoutError)
+        if is_write and ((response is not None and response.status >= 500) or unsafe_error):
+            return self.new(total=0, connect=0, read=0, status=0, other=0).increment(
+                method, url, response, error, _pool, _stacktrace
+            )
+        return super().increment(method, url, response, error, _pool, _stacktrace)
+
+    def get_retry_after(self, response: Any) -> float | None:
+        value = super().get_retry_after(response)
+        if value is not None and response.status in (403, 429):
+            return max(value, self.min_secondary_wait)
+        return value
+
+
+def _client(settings: Settings, auth: Auth.Auth) -> Github:
+    return Github(
+        auth=auth,
+        base_url=settings.github_api_url,
+        per_page=100,
+        retry=_Retry(
+            min_secondary_wait=settings.secondary_rate_wait_seconds,
+            total=settings.github_retries,
+            backoff_factor=settings.github_backoff_seconds,
+            raise_on_status=False,
+        ),
+        seconds_between_requests=None,
+        seconds_between_writes=settings.seconds_between_writes,
+        timeout=30,
+        lazy=True,
+    )
+
+
+class GitHubApp:
+    """The App: its JWT mints installation tokens, cached until shortly before they expire."""
+
+    def __init__(self, settings: Settings) -> None:
+        key = settings.app_private_key()
+        if settings.app_id is None or key is None:
+            raise ValueError("ROCMBOT_APP_ID and a private key are needed to act on GitHub")
+        self.settings = settings
+        self._auth = Auth.AppAuth(settings.app_id, key)
+        self._clients: dict[int, PyGithubPort] = {}
+        self._lock = threading.Lock()
+
+    def installation(self, installation_id: int) -> PyGithubPort:
+        """The port for one installation (one client, so writes are paced per installation)."""
+        with self._lock:
+            port = self._clients.get(installation_id)
+            if port is None:
+                auth = self._auth.get_installation_auth(installation_id)
+                port = PyGithubPort(_client(self.settings, auth))
+                self._clients[installation_id] = port
+            return port
+
+
+def _pr(repo: str, data: dict[str, Any]) -> PullRequest:
+    head, base = data["head"], data["base"]
+    head_repo = (head.get("repo") or {}).get("full_name")
+    return PullRequest(
+        repo=repo,
+        number=data["number"],
+        author=(data.get("user") or {}).get("login", ""),
+        head_sha=head["sha"],
+        head_ref=head.get("ref", ""),
+        head_repo=head_repo,
+        base_sha=base["sha"],
+        base_ref=base.get("ref", ""),
+        draft=bool(data.get("draft")),
+        state=data.get("state", "open"),
+        html_url=data.get("html_url", ""),
+    )
+
+
+def _check(data: dict[str, Any]) -> CheckRun:
+    return CheckRun(
+        id=data["id"],
+        name=data["name"],
+        head_sha=data["head_sha"],
+        status=data["status"],
+        conclusion=data.get("conclusion"),
+        external_id=data.get("external_id"),
+        html_url=data.get("html_url"),
+    )
+
+
+def _run(data: dict[str, Any]) -> WorkflowRun:
+    return WorkflowRun(
+        id=data["id"],
+        name=data.get("name") or "",
+        head_sha=data.get("head_sha", ""),
+        status=data.get("status") or "",
+        conclusion=data.get("conclusion"),
+        html_url=data.get("html_url", ""),
+        display_title=data.get("display_title") or "",
+    )
+
+
+class PyGithubPort:
+    """The port over PyGithub's requester: every call is one documented REST or GraphQL request
+    (pages aside), with PyGithub's auth, retries and write pacing."""
+
+    def __init__(self, gh: Github) -> None:
+        self.gh = gh
+        self._req = gh.requester
+
+    def _call(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None) -> Any:
+        headers = {"X-GitHub-Api-Version": API_VERSION, "Accept": "application/vnd.github+json"}
+        _, data = self._req.requestJsonAndCheck(method, path, parameters=params, input=body, headers=headers)
+        return data
+
+    def _pages(self, path: str, params: dict[str, Any] | None = None, key: str | None = None) -> list[Any]:
+        out: list[Any] = []
+        page = 1
+        while True:
+            data = self._call("GET", path, params={**(params or {}), "per_page": 100, "page": page})
+            items = data.get(key, []) if key else data
+            out.extend(items)
+            if len(items) < 100:
+                return out
+            page += 1
+
+    # reading ---------------------------------------------------------------
+
+    def pull_request(self, repo: str, number: int) -> PullRequest:
+        return _pr(repo, self._call("GET", f"/repos/{repo}/pulls/{number}"))
+
+    def pull_files(self, repo: str, number: int) -> list[ChangedFile]:
+        return [
+            ChangedFile(
+                path=f["filename"],
+                status=f["status"],
+                previous_path=f.get("previous_filename"),
+                patch=f.get("patch"),
+                blob_sha=f.get("sha"),
+            )
+            for f in self._pages(f"/repos/{repo}/pulls/{number}/files")
+        ]
+
+    def tree(self, repo: str, sha: str) -> dict[str, tuple[str, int]]:
+        data = self._call("GET", f"/repos/{repo}/git/trees/{sha}", params={"recursive": "1"})
+        if data.get("truncated"):
+            log.warning("tree listing truncated by GitHub", extra={"repository": repo, "sha": sha})
+        return {
+            e["path"]: (e["sha"], int(e.get("size") or 0))
+            for e in data.get("tree", [])
+            if e.get("type") == "blob" and e.get("mode") != "120000"
+        }
+
+    def blobs(self, repo: str, wanted: list[BlobRequest]) -> dict[BlobRequest, bytes | None]:
+        owner, name = repo.split("/", 1)
+        out: dict[BlobRequest, bytes | None] = {}
+        unique = list(dict.fromkeys(wanted))
+        for start in range(0, len(unique), BLOBS_PER_QUERY):
+            part = unique[start : start + BLOBS_PER_QUERY]
+            fields = "\n".join(
+                f"f{i}: object(expression: {json.dumps(f'{w.sha}:{w.path}')}) "
+                "{ ... on Blob { oid text isTruncated isBinary byteSize } }"
+                for i, w in enumerate(part)
+            )
+            query = (
+                "query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) {\n"
+                + fields
+                + "\n} }"
+            )
+            _, data = self._req.graphql_query(query, {"owner": owner, "name": name})
+            found = ((data.get("data") or {}).get("repository")) or {}
+            for i, w in enumerate(part):
+                blob = found.get(f"f{i}")
+                if not blob:
+                    out[w] = None
+                elif blob.get("isTruncated") or blob.get("isBinary") or blob.get("text") is None:
+                    out[w] = self.blob(repo, blob["oid"])
+                else:
+                    out[w] = str(blob["text"]).encode("utf-8")
+        return out
+
+    def blob(self, repo: str, blob_sha: str) -> bytes:
+        data = self._call("GET", f"/repos/{repo}/git/blobs/{blob_sha}")
+        return base64.b64decode(data.get("content", ""))
+
+    def default_branch(self, repo: str) -> str:
+        return str(self._call("GET", f"/repos/{repo}")["default_branch"])
+
+    def default_branch_file(self, repo: str, path: str) -> bytes | None:
+        try:
+            data = self._call("GET", f"/repos/{repo}/contents/{path}")
+        except GithubException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        if data.get("encoding") == "base64":
+            return base64.b64decode(data.get("content", ""))
+        return self.blob(repo, data["sha"])
+
+    def workflow_file(self, repo: str, path: str) -> bytes | None:
+        return self.default_branch_file(repo, path)
+
+    # comments, reviews, checks -------------------------------------------
+
+    def comments(self, repo: str, number: int) -> list[Comment]:
+        return [
+            Comment(
+                c["id"],
+                c.get("body") or "",
+                (c.get("user") or {}).get("login", ""),
+                (c.get("user") or {}).get("type") == "Bot",
+            )
+            for c in self._pages(f"/repos/{repo}/issues/{number}/comments")
+        ]
+
+    def create_comment(self, repo: str, number: int, body: str) -> Comment:
+        c = self._call("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})
+        return Comment(c["id"], c.get("body") or "", (c.get("user") or {}).get("login", ""), True)
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment:
+        c = self._call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", {"body": body})
+        return Comment(c["id"], c.get("body") or "", (c.get("user") or {}).get("login", ""), True)
+
+    def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
+        self._call("POST", f"/repos/{repo}/issues/comments/{comment_id}/reactions", {"content": content})
+
+    def review_keys(self, repo: str, number: int) -> list[tuple[str, str]]:
+        return [
+            (r.get("commit_id") or "", r.get("body") or "")
+            for r in self._pages(f"/repos/{repo}/pulls/{number}/reviews")
+        ]
+
+    def create_review(
+        self, repo: str, number: int, commit_sha: str, body: str, comments: list[InlineComment]
+    ) -> int:
+        data = self._call(
+            "POST",
+            f"/repos/{repo}/pulls/{number}/reviews",
+            {
+                "commit_id": commit_sha,
+                "body": body,
+                "event": "COMMENT",
+                "comments": [
+                    {"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body} for c in comments
+                ],
+            },
+        )
+        return int(data["id"])
+
+    def check_runs(self, repo: str, sha: str, name: str) -> list[CheckRun]:
+        return [
+            _check(c)
+            for c in self._pages(
+                f"/repos/{repo}/commits/{sha}/check-runs", {"check_name": name}, key="check_runs"
+            )
+        ]
+
+    def create_check_run(self, repo: str, payload: dict[str, Any]) -> CheckRun:
+        return _check(self._call("POST", f"/repos/{repo}/check-runs", payload))
+
+    def update_check_run(self, repo: str, check_run_id: int, payload: dict[str, Any]) -> CheckRun:
+        return _check(self._call("PATCH", f"/repos/{repo}/check-runs/{check_run_id}", payload))
+
+    # permissions and workflows ---------------------------------------------
+
+    def permission(self, repo: str, user: str) -> str:
+        try:
+            data = self._call("GET", f"/repos/{repo}/collaborators/{user}/permission")
+        except GithubException as exc:
+            if exc.status == 404:
+                return "none"
+            raise
+        # `permission` is the legacy level (maintain reads as write, triage as read);
+        # `role_name` is the role itself, custom roles aside.
+        role = str(data.get("role_name") or "")
+        return role if role in ("admin", "maintain", "write", "triage", "read") else str(
+            data.get("permission") or "none")
+
+    def team_member(self, org: str, team: str, user: str) -> bool:
+        try:
+            data = self._call("GET", f"/orgs/{org}/teams/{team}/memberships/{user}")
+        except GithubException as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return bool(data.get("state") == "active")
+
+    def dispatch_workflow(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
+        path = f"/repos/{repo}/actions/workflows/{workflow.rsplit('/', 1)[-1]}/dispatches"
+        data = self._call("POST", path, {"ref": ref, "inputs": inputs, "return_run_details": True})
+        if isinstance(data, dict) and data.get("workflow_run_id"):
+            return int(data["workflow_run_id"])
+        return None
+
+    def workflow_runs(
+        self, repo: str, workflow: str, *, event: str = "workflow_dispatch"
+    ) -> list[WorkflowRun]:
+        data = self._call(
+            "GET",
+            f"/repos/{repo}/actions/workflows/{workflow.rsplit('/', 1)[-1]}/runs",
+            params={"event": event, "per_page": 100},
+        )
+        return [_run(r) for r in data.get("workflow_runs", [])]
+
+    def cancel_run(self, repo: str, run_id: int) -> None:
+        self._call("POST", f"/repos/{repo}/actions/runs/{run_id}/cancel")

@@ -1,0 +1,142 @@
+"""The narrow GitHub port handlers use: a protocol that returns the project's own dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    repo: str  # owner/name of the base repository
+    number: int
+    author: str
+    head_sha: str
+    head_ref: str
+    head_repo: str | None
+    base_sha: str
+    base_ref: str
+    draft: bool
+    state: str
+    html_url: str = ""
+
+    @property
+    def is_fork(self) -> bool:
+        return self.head_repo is not None and self.head_repo != self.repo
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str
+    status: str  # added | removed | modified | renamed | copied | changed | unchanged
+    previous_path: str | None = None
+    patch: str | None = None
+    blob_sha: str | None = None
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: int
+    body: str
+    author: str
+    author_is_bot: bool = False
+
+
+@dataclass(frozen=True)
+class InlineComment:
+    path: str
+    line: int
+    body: str
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    id: int
+    name: str
+    head_sha: str
+    status: str
+    conclusion: str | None = None
+    external_id: str | None = None
+    html_url: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkflowRun:
+    id: int
+    name: str
+    head_sha: str
+    status: str
+    conclusion: str | None
+    html_url: str
+    display_title: str = ""
+
+
+@dataclass(frozen=True)
+class BlobRequest:
+    """A file at a commit: ``sha:path``."""
+
+    sha: str
+    path: str
+
+
+class GitHubPort(Protocol):
+    """What handlers may ask of GitHub. Implementations: PyGithub over HTTP, and a local
+    git repository with a recording sink (demo, replay, tests)."""
+
+    def pull_request(self, repo: str, number: int) -> PullRequest: ...
+
+    def pull_files(self, repo: str, number: int) -> list[ChangedFile]: ...
+
+    def tree(self, repo: str, sha: str) -> dict[str, tuple[str, int]]:
+        """Every file of a commit: path -> (blob sha, size). One request."""
+        ...
+
+    def blobs(self, repo: str, wanted: list[BlobRequest]) -> dict[BlobRequest, bytes | None]:
+        """File contents in batches (about 50 a request); None for a file that is absent."""
+        ...
+
+    def default_branch_file(self, repo: str, path: str) -> bytes | None:
+        """A file on the default branch (the policy lives there), None when absent."""
+        ...
+
+    def default_branch(self, repo: str) -> str: ...
+
+    def comments(self, repo: str, number: int) -> list[Comment]: ...
+
+    def create_comment(self, repo: str, number: int, body: str) -> Comment: ...
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment: ...
+
+    def add_reaction(self, repo: str, comment_id: int, content: str) -> None: ...
+
+    def review_keys(self, repo: str, number: int) -> list[tuple[str, str]]:
+        """(commit sha, body) of the App's reviews on a PR (for reconciling a lost write)."""
+        ...
+
+    def create_review(
+        self, repo: str, number: int, commit_sha: str, body: str, comments: list[InlineComment]
+    ) -> int: ...
+
+    def check_runs(self, repo: str, sha: str, name: str) -> list[CheckRun]: ...
+
+    def create_check_run(self, repo: str, payload: dict[str, Any]) -> CheckRun: ...
+
+    def update_check_run(self, repo: str, check_run_id: int, payload: dict[str, Any]) -> CheckRun: ...
+
+    def permission(self, repo: str, user: str) -> str:
+        """admin | maintain | write | triage | read | none"""
+        ...
+
+    def team_member(self, org: str, team: str, user: str) -> bool: ...
+
+    def workflow_file(self, repo: str, path: str) -> bytes | None: ...
+
+    def dispatch_workflow(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
+        """Dispatch; the run id when GitHub returns run details, else None."""
+        ...
+
+    def workflow_runs(
+        self, repo: str, workflow: str, *, event: str = "workflow_dispatch"
+    ) -> list[WorkflowRun]: ...
+
+    def cancel_run(self, repo: str, run_id: int) -> None: ...
