@@ -99,6 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--url", help="POST it, signed, to this webhook URL")
     where.add_argument("--dry-run", action="store_true", help="process it in this process; print the effects")
 
+    p = sub.add_parser("ci", help="commands for the CI side (the dispatched ROCm job)")
+    ci = p.add_subparsers(dest="ci_command", metavar="ACTION", parser_class=_Parser, required=True)
+    q = ci.add_parser("run", help="run test files one by one, with a timeout, JUnit XML and a step summary")
+    q.add_argument("--tests", required=True, help="space-separated test files")
+    q.add_argument("--timeout", type=float, default=3600, help="seconds per test (default: 3600)")
+    q.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
+    q.add_argument("--suite", default="rocm", help="the suite name for the report")
+    q.add_argument("--runner", default=None,
+                   help="command that runs one test file (default: this Python), e.g. 'python -m pytest -x'")
+
     p = sub.add_parser("demo", help="build a small example repository with a PR and analyse it")
     p.add_argument("--dir", metavar="PATH", help="where to build it (default: a temporary folder)")
     p.add_argument("--format", choices=FORMAT_NAMES, default="markdown",
@@ -344,6 +354,18 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_ci(args: argparse.Namespace) -> int:
+    import shlex
+
+    from bot.ci_run import run
+
+    tests = args.tests.split()
+    if not tests:
+        raise UsageError("--tests names no test file")
+    runner = shlex.split(args.runner) if args.runner else None
+    return run(tests, timeout=args.timeout, junit_path=args.junit, runner=runner, suite=args.suite)
+
+
 _COMMANDS = {
     "analyze": _cmd_analyze,
     "audit": _cmd_audit,
@@ -354,6 +376,7 @@ _COMMANDS = {
     "db": _cmd_db,
     "deliveries": _cmd_deliveries,
     "replay": _cmd_replay,
+    "ci": _cmd_ci,
 }
 
 

@@ -69,6 +69,32 @@ class LaunchConfig(Model):
     max_depth: int = Field(default=16, ge=1, le=64)
 
 
+class DispatchConfig(Model):
+    """ROCm runs: the workflow to dispatch, who may, and the budgets above which a
+    maintainer approves."""
+
+    workflow: str = ".github/workflows/rocm-targeted.yml"
+    ref: str | None = None
+    auto: Literal["trusted", "off"] = "trusted"
+    cancel_stale: bool = True
+    trusted_users: list[str] = Field(default_factory=list)
+    trusted_teams: list[str] = Field(default_factory=list)
+    maintainers: list[str] = Field(default_factory=list)
+    maintainer_teams: list[str] = Field(default_factory=list)
+    budget_gpu_minutes_per_head: float = Field(default=480, ge=0)
+    budget_gpu_minutes_per_day: float = Field(default=4000, ge=0)
+    allow_bots: bool = False
+    allow_edited: bool = False
+
+    @field_validator("trusted_teams", "maintainer_teams")
+    @classmethod
+    def _teams(cls, value: list[str]) -> list[str]:
+        for team in value:
+            if team.count("/") != 1 or not all(team.split("/")):
+                raise ValueError(f"{team!r}: name a team as org/team-slug")
+        return value
+
+
 class RepoConfig(Model):
     """The effective policy for one repository."""
 
@@ -81,6 +107,7 @@ class RepoConfig(Model):
     environment: list[str]
     pins: PinsConfig = Field(default_factory=PinsConfig)
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
+    dispatch: DispatchConfig = Field(default_factory=DispatchConfig)
     max_file_bytes: int = Field(ge=1024, le=64 * 1024 * 1024)
 
     @field_validator("markers")

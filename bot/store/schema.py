@@ -12,6 +12,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 metadata = MetaData()
@@ -65,4 +66,60 @@ effects = Table(
     Column("delivery_id", String(100)),
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
+)
+
+selections = Table(
+    "selections",
+    metadata,
+    Column("id", _ID, primary_key=True, autoincrement=True),
+    Column("repository", String(300), nullable=False),
+    Column("pr_number", Integer, nullable=False),
+    Column("head_sha", String(64), nullable=False),
+    Column("author", String(100), nullable=False),
+    Column("tests", Text, nullable=False),  # JSON: [{path, suite, est_time, gpus, tier}]
+    Column("errors", Integer, nullable=False),
+    Column("gpu_minutes", Float, nullable=False),
+    Column("check_run_id", BigInteger),
+    Column("state", String(30), nullable=False),  # selected | pending | approved | dispatched | blocked
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    UniqueConstraint("repository", "pr_number", "head_sha", name="uq_selection_head"),
+)
+
+approvals = Table(
+    "approvals",
+    metadata,
+    Column("id", _ID, primary_key=True, autoincrement=True),
+    Column("repository", String(300), nullable=False),
+    Column("pr_number", Integer, nullable=False),
+    Column("head_sha", String(64), nullable=False),
+    Column("tests_hash", String(64), nullable=False),
+    Column("approver", String(100), nullable=False),
+    Column("via", String(30), nullable=False),  # command | button | review
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("repository", "pr_number", "head_sha", "tests_hash", name="uq_approval"),
+)
+
+dispatches = Table(
+    "dispatches",
+    metadata,
+    Column("id", _ID, primary_key=True, autoincrement=True),
+    Column("dispatch_id", String(40), nullable=False, unique=True),
+    Column("repository", String(300), nullable=False),
+    Column("pr_number", Integer, nullable=False),
+    Column("head_sha", String(64), nullable=False),
+    Column("suite", String(200), nullable=False),
+    Column("tests", Text, nullable=False),  # space-separated paths
+    Column("gpu_minutes", Float, nullable=False),
+    Column("requested_by", String(100), nullable=False),
+    Column("status", String(30), nullable=False),  # requested | queued | in_progress | completed
+    Column("conclusion", String(30)),
+    Column("run_id", BigInteger),
+    Column("run_url", String(500)),
+    Column("check_run_id", BigInteger),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Index("ix_dispatches_pr", "repository", "pr_number", "head_sha"),
+    Index("ix_dispatches_run", "repository", "run_id"),
+    Index("ix_dispatches_created", "repository", "created_at"),
 )

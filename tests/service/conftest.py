@@ -19,6 +19,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         db = Store(request.getfixturevalue("postgres_url"))
         db.upgrade()
         with db.engine.begin() as conn:
-            conn.execute(text("TRUNCATE deliveries, pr_leases, effects RESTART IDENTITY"))
+            conn.execute(
+                text(
+                    "TRUNCATE deliveries, pr_leases, effects, selections, approvals, dispatches"
+                    " RESTART IDENTITY"
+                )
+            )
     yield db
     db.close()

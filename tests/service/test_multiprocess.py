@@ -41,14 +41,25 @@ class Cluster:
 
 @contextmanager
 def cluster(database_url: str, *, web: int = 2, workers: int = 3, lease: float = 30.0) -> Iterator[Cluster]:
-    env = {**os.environ, "ROCMBOT_DATABASE_URL": database_url, "ROCMBOT_WEBHOOK_SECRET": SECRET.decode(),
-           "ROCMBOT_AUTO_MIGRATE": "0", "ROCMBOT_POLL_SECONDS": "0.02", "ROCMBOT_LEASE_SECONDS": str(lease),
-           "ROCMBOT_WORKER_CONCURRENCY": "2", "ROCMBOT_LOG_LEVEL": "WARNING",
-           "ROCMBOT_BACKOFF_BASE_SECONDS": "0.05"}
+    env = {
+        **os.environ,
+        "ROCMBOT_DATABASE_URL": database_url,
+        "ROCMBOT_WEBHOOK_SECRET": SECRET.decode(),
+        "ROCMBOT_AUTO_MIGRATE": "0",
+        "ROCMBOT_POLL_SECONDS": "0.02",
+        "ROCMBOT_LEASE_SECONDS": str(lease),
+        "ROCMBOT_WORKER_CONCURRENCY": "2",
+        "ROCMBOT_LOG_LEVEL": "WARNING",
+        "ROCMBOT_BACKOFF_BASE_SECONDS": "0.05",
+    }
     store = Store(database_url)
     store.upgrade()
     with store.engine.begin() as conn:
-        conn.execute(text("TRUNCATE deliveries, pr_leases, effects RESTART IDENTITY"))
+        conn.execute(
+            text(
+                "TRUNCATE deliveries, pr_leases, effects, selections, approvals, dispatches RESTART IDENTITY"
+            )
+        )
         conn.execute(text(LOG_TABLE))
         conn.execute(text("TRUNCATE test_log"))
     procs: list[subprocess.Popen[str]] = []
@@ -56,13 +67,26 @@ def cluster(database_url: str, *, web: int = 2, workers: int = 3, lease: float =
     try:
         for _ in range(web):
             port = _free_port()
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "bot.cli", "serve", "--no-worker", "--port", str(port)],
-                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "bot.cli", "serve", "--no-worker", "--port", str(port)],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                )
+            )
             urls.append(f"http://127.0.0.1:{port}")
-        worker_procs = [subprocess.Popen([sys.executable, "-m", "tests.service.recording_worker"], env=env,
-                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-                        for _ in range(workers)]
+        worker_procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.service.recording_worker"],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            for _ in range(workers)
+        ]
         procs.extend(worker_procs)
         for proc in worker_procs:
             assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
@@ -112,8 +136,12 @@ def _plan(count: int, prs: int, seed: int) -> list[list[tuple[str, str, bytes, d
     return batches
 
 
-def _send(cl: Cluster, batches: list[list[tuple[str, str, bytes, dict[str, str]]]],
-          after: int | None = None, hook: object = None) -> Counter[int]:
+def _send(
+    cl: Cluster,
+    batches: list[list[tuple[str, str, bytes, dict[str, str]]]],
+    after: int | None = None,
+    hook: object = None,
+) -> Counter[int]:
     statuses: Counter[int] = Counter()
     clients = [httpx.Client(base_url=u, timeout=30) for u in cl.urls]
 

@@ -1,0 +1,233 @@
+"""Dispatching ROCm runs: check the workflow's contract, dispatch once per key, track the run."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from bot.effects import Effects
+from bot.port import GitHubPort
+from bot.store.dispatch import Dispatch, DispatchStore, SelectedTest
+from config.repo import RepoConfig
+
+log = logging.getLogger(__name__)
+
+ROCM_CHECK = "rocmbot / rocm"
+REQUIRED_INPUTS = ("tests", "suite", "pr_number", "head_sha", "dispatch_id")
+APPROVE_ACTION = "approve-rocm"
+
+
+class Refusal(Exception):  # noqa: N818 - a refusal is an answer, not an error
+    """Nothing was dispatched; ``reason`` is the one-paragraph reply."""
+
+    def __init__(self, reason: str, *, rule: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.rule = rule
+
+
+def workflow_problem(text: bytes | None, path: str) -> str | None:
+    """CFG002: why the dispatch workflow cannot take the bot's dispatch, or None."""
+    if text is None:
+        return f"the dispatch workflow `{path}` does not exist on the default branch"
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        return f"`{path}` is not valid YAML{where}"
+    if not isinstance(data, dict):
+        return f"`{path}` is not a workflow"
+    triggers = data.get("on", data.get(True))  # YAML 1.1 reads a bare `on:` key as True
+    if isinstance(triggers, str):
+        triggers = {triggers: None}
+    elif isinstance(triggers, list):
+        triggers = dict.fromkeys(triggers)
+    if not isinstance(triggers, dict) or "workflow_dispatch" not in triggers:
+        return f"`{path}` has no `workflow_dispatch` trigger"
+    declared = (triggers.get("workflow_dispatch") or {}).get("inputs") or {}
+    missing = [name for name in REQUIRED_INPUTS if name not in declared]
+    if missing:
+        return (
+            f"`{path}` does not declare the input{'s' if len(missing) > 1 else ''} "
+            + ", ".join(f"`{m}`" for m in missing)
+            + " that rocmbot sends"
+        )
+    return None
+
+
+def dispatch_key(repo: str, pr: int, head: str, suite: str, tests: list[str], origin: str) -> str:
+    raw = "\n".join([repo, str(pr), head, suite, *sorted(tests), origin])
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def minutes(value: float) -> str:
+    return f"{value:.0f} GPU-minutes"
+
+
+@dataclass
+class Result:
+    dispatched: list[Dispatch] = field(default_factory=list)
+    already: list[Dispatch] = field(default_factory=list)
+
+
+class Dispatcher:
+    """Dispatches for one repository, through the port, the ledger and the dispatch store."""
+
+    def __init__(self, gh: GitHubPort, effects: Effects, runs: DispatchStore, config: RepoConfig) -> None:
+        self.gh = gh
+        self.effects = effects
+        self.runs = runs
+        self.config = config
+
+    def run(
+        self, repo: str, pr: int, head: str, tests: list[SelectedTest], requested_by: str, origin: str
+    ) -> Result:
+        """Dispatch ``tests`` (grouped by suite) for ``head``; ``origin`` makes the key (a
+        command's comment id, an approval, or automatic)."""
+        if not tests:
+            raise Refusal("there is nothing to run: no enabled ROCm test is selected for this head.")
+        current = self.gh.pull_request(repo, pr)
+        if current.head_sha != head:
+            raise Refusal(
+                f"the PR's head moved to `{current.head_sha[:12]}` while this was being handled; "
+                "nothing was dispatched. Comment again to run the new head."
+            )
+        workflow = self.config.dispatch.workflow
+        problem = workflow_problem(self.gh.workflow_file(repo, workflow), workflow)
+        if problem is not None:
+            raise Refusal(
+                f"CFG002: {problem}, so GitHub would refuse the dispatch. Nothing was dispatched.",
+                rule="CFG002",
+            )
+        ref = self.config.dispatch.ref or self.gh.default_branch(repo)
+        by_suite: dict[str, list[SelectedTest]] = defaultdict(list)
+        for t in tests:
+            by_suite[t.suite].append(t)
+        result = Result()
+        active = [d for d in self.runs.for_pr(repo, pr, head) if d.active]
+        for suite, group in sorted(by_suite.items()):
+            paths = sorted({t.path for t in group})
+            same = [d for d in active if d.suite == suite and sorted(d.tests) == paths]
+            if same:
+                result.already.append(same[0])
+                continue
+            key = dispatch_key(repo, pr, head, suite, paths, origin)
+            dispatch_id = key[:16]
+            gpu = sum(t.gpu_minutes for t in group)
+            self.runs.add(dispatch_id, repo, pr, head, suite, paths, gpu, requested_by)
+            inputs = {
+                "tests": " ".join(paths),
+                "suite": suite,
+                "pr_number": str(pr),
+                "head_sha": head,
+                "dispatch_id": dispatch_id,
+            }
+
+            def act(inputs: dict[str, str] = inputs) -> dict[str, Any]:
+                return {"run_id": self.gh.dispatch_workflow(repo, workflow, ref, inputs)}
+
+            def reconcile(dispatch_id: str = dispatch_id) -> dict[str, Any] | None:
+                for run in self.gh.workflow_runs(repo, workflow):
+                    if dispatch_id in run.display_title or dispatch_id in run.name:
+                        return {"run_id": run.id}
+                return None
+
+            done = self.effects.once(
+                f"dispatch:{key}", "dispatch", f"{repo}#{pr}@{head} {suite}", act, reconcile
+            )
+            run_id = (done or {}).get("run_id")
+            self.runs.update(dispatch_id, status="queued", run_id=run_id)
+
+            def create_check(
+                dispatch_id: str = dispatch_id, suite: str = suite, paths: list[str] = paths, gpu: float = gpu
+            ) -> dict[str, Any]:
+                payload = self.check_payload(head, dispatch_id, suite, paths, gpu, "queued")
+                return {"id": self.gh.create_check_run(repo, payload).id}
+
+            check = self.effects.once(
+                f"rocm-check:{dispatch_id}", "check_run", f"{repo}@{head}", create_check
+            )
+            if check and check.get("id"):
+                self.runs.update(dispatch_id, check_run_id=check["id"])
+            record = self.runs.get(dispatch_id)
+            assert record is not None
+            result.dispatched.append(record)
+            log.info(
+                "dispatched ROCm run",
+                extra={
+                    "repository": repo,
+                    "pr": pr,
+                    "dispatch_id": dispatch_id,
+                    "suite": suite,
+                    "tests": len(paths),
+                },
+            )
+        return result
+
+    def check_payload(
+        self,
+        head: str,
+        dispatch_id: str,
+        suite: str,
+        paths: list[str],
+        gpu: float,
+        status: str,
+        *,
+        conclusion: str | None = None,
+        url: str | None = None,
+        detail: str = "",
+    ) -> dict[str, Any]:
+        lines = [f"Suite `{suite}`, about {minutes(gpu)}; dispatch `{dispatch_id}`.", ""]
+        lines.extend(f"- `{p}`" for p in paths)
+        if detail:
+            lines.extend(["", detail])
+        payload: dict[str, Any] = {
+            "name": ROCM_CHECK,
+            "head_sha": head,
+            "status": status,
+            "external_id": dispatch_id,
+            "output": {
+                "title": f"{len(paths)} ROCm test{'s' if len(paths) != 1 else ''} on {suite}: {status}"
+                if conclusion is None
+                else f"{len(paths)} ROCm tests on {suite}: {conclusion}",
+                "summary": "\n".join(lines),
+            },
+        }
+        if url:
+            payload["details_url"] = url
+        if conclusion is not None:
+            payload["conclusion"] = conclusion
+        return payload
+
+    def cancel(self, repo: str, pr: int, *, except_head: str | None = None) -> list[Dispatch]:
+        """Cancel this PR's in-flight runs (all, or those of other heads)."""
+        cancelled = []
+        for d in self.runs.for_pr(repo, pr):
+            if not d.active or d.head_sha == except_head:
+                continue
+            if d.run_id is not None:
+
+                def stop(run_id: int = d.run_id) -> dict[str, Any]:
+                    self.gh.cancel_run(repo, run_id)
+                    return {"cancelled": True}
+
+                self.effects.once(f"cancel:{d.dispatch_id}", "cancel", f"{repo} run {d.run_id}", stop)
+            self.runs.update(d.dispatch_id, status="completed", conclusion="cancelled")
+            if d.check_run_id is not None:
+                self.gh.update_check_run(
+                    repo,
+                    d.check_run_id,
+                    {
+                        "status": "completed",
+                        "conclusion": "cancelled",
+                        "output": {"title": "Cancelled", "summary": "Cancelled by rocmbot."},
+                    },
+                )
+            cancelled.append(d)
+        return cancelled

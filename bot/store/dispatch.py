@@ -1,0 +1,289 @@
+"""What the dispatch side remembers: each PR head's selection, approvals, dispatched runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Row, func, select, update
+
+from bot.store.schema import approvals, dispatches, selections
+from bot.store.store import Store
+
+ACTIVE = ("requested", "queued", "in_progress", "waiting", "pending")
+
+
+@dataclass(frozen=True)
+class SelectedTest:
+    path: str
+    suite: str
+    est_time: float | None
+    gpus: int | None
+    tier: str = "direct"
+
+    @property
+    def gpu_minutes(self) -> float:
+        return (self.est_time or 0) / 60 * (self.gpus or 0)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "suite": self.suite,
+            "est_time": self.est_time,
+            "gpus": self.gpus,
+            "tier": self.tier,
+        }
+
+
+def tests_hash(tests: list[SelectedTest]) -> str:
+    """What an approval is bound to, besides the PR and its head: the set of tests."""
+    key = "\n".join(sorted(f"{t.suite} {t.path}" for t in tests))
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Selection:
+    repository: str
+    pr_number: int
+    head_sha: str
+    author: str
+    tests: list[SelectedTest]
+    failing: list[str]  # tests whose launch has error findings
+    gpu_minutes: float
+    check_run_id: int | None
+    state: str
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    dispatch_id: str
+    repository: str
+    pr_number: int
+    head_sha: str
+    suite: str
+    tests: list[str]
+    gpu_minutes: float
+    requested_by: str
+    status: str
+    conclusion: str | None
+    run_id: int | None
+    run_url: str | None
+    check_run_id: int | None
+    created_at: float
+
+    @classmethod
+    def from_row(cls, row: Row[Any]) -> Dispatch:
+        m = row._mapping
+        return cls(
+            m["dispatch_id"],
+            m["repository"],
+            m["pr_number"],
+            m["head_sha"],
+            m["suite"],
+            m["tests"].split(),
+            m["gpu_minutes"],
+            m["requested_by"],
+            m["status"],
+            m["conclusion"],
+            m["run_id"],
+            m["run_url"],
+            m["check_run_id"],
+            m["created_at"],
+        )
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+
+class DispatchStore:
+    """Dispatch bookkeeping on the service's database."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.engine = store.engine
+
+    def _insert(self) -> Any:
+        return self.store._insert()
+
+    # selections ------------------------------------------------------------
+
+    def save_selection(
+        self,
+        repo: str,
+        pr: int,
+        head: str,
+        author: str,
+        tests: list[SelectedTest],
+        failing: list[str],
+        state: str,
+    ) -> None:
+        """The head's selection, and the tests whose launch has error findings."""
+        now = time.time()
+        failing = sorted(set(failing))
+        data = {"tests": [t.as_dict() for t in tests], "failing": failing}
+        values = {
+            "author": author,
+            "tests": json.dumps(data),
+            "errors": len(failing),
+            "gpu_minutes": sum(t.gpu_minutes for t in tests),
+            "state": state,
+            "updated_at": now,
+        }
+        stmt = self._insert()(selections).values(
+            repository=repo, pr_number=pr, head_sha=head, created_at=now, **values
+        )
+        stmt = stmt.on_conflict_do_update(index_elements=["repository", "pr_number", "head_sha"], set_=values)
+        with self.engine.begin() as conn:
+            conn.execute(stmt)
+
+    def selection(self, repo: str, pr: int, head: str) -> Selection | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(selections).where(
+                    selections.c.repository == repo,
+                    selections.c.pr_number == pr,
+                    selections.c.head_sha == head,
+                )
+            ).first()
+        if row is None:
+            return None
+        m = row._mapping
+        data = json.loads(m["tests"])
+        tests = [
+            SelectedTest(t["path"], t["suite"], t["est_time"], t["gpus"], t.get("tier", "direct"))
+            for t in data["tests"]
+        ]
+        return Selection(
+            repo,
+            pr,
+            head,
+            m["author"],
+            tests,
+            list(data["failing"]),
+            m["gpu_minutes"],
+            m["check_run_id"],
+            m["state"],
+        )
+
+    def set_selection(self, repo: str, pr: int, head: str, **values: Any) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(selections)
+                .where(
+                    selections.c.repository == repo,
+                    selections.c.pr_number == pr,
+                    selections.c.head_sha == head,
+                )
+                .values(updated_at=time.time(), **values)
+            )
+
+    # approvals -------------------------------------------------------------
+
+    def approve(self, repo: str, pr: int, head: str, digest: str, approver: str, via: str) -> bool:
+        stmt = (
+            self._insert()(approvals)
+            .values(
+                repository=repo,
+                pr_number=pr,
+                head_sha=head,
+                tests_hash=digest,
+                approver=approver,
+                via=via,
+                created_at=time.time(),
+            )
+            .on_conflict_do_nothing(index_elements=["repository", "pr_number", "head_sha", "tests_hash"])
+        )
+        with self.engine.begin() as conn:
+            return bool(conn.execute(stmt).rowcount)
+
+    def approver(self, repo: str, pr: int, head: str, digest: str) -> str | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(approvals.c.approver).where(
+                    approvals.c.repository == repo,
+                    approvals.c.pr_number == pr,
+                    approvals.c.head_sha == head,
+                    approvals.c.tests_hash == digest,
+                )
+            ).first()
+        return None if row is None else str(row[0])
+
+    # dispatches --------------------------------------------------------------
+
+    def add(
+        self,
+        dispatch_id: str,
+        repo: str,
+        pr: int,
+        head: str,
+        suite: str,
+        tests: list[str],
+        gpu_minutes: float,
+        requested_by: str,
+    ) -> bool:
+        now = time.time()
+        stmt = (
+            self._insert()(dispatches)
+            .values(
+                dispatch_id=dispatch_id,
+                repository=repo,
+                pr_number=pr,
+                head_sha=head,
+                suite=suite,
+                tests=" ".join(tests),
+                gpu_minutes=gpu_minutes,
+                requested_by=requested_by,
+                status="requested",
+                created_at=now,
+                updated_at=now,
+            )
+            .on_conflict_do_nothing(index_elements=["dispatch_id"])
+        )
+        with self.engine.begin() as conn:
+            return bool(conn.execute(stmt).rowcount)
+
+    def update(self, dispatch_id: str, **values: Any) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(dispatches)
+                .where(dispatches.c.dispatch_id == dispatch_id)
+                .values(updated_at=time.time(), **values)
+            )
+
+    def get(self, dispatch_id: str) -> Dispatch | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(dispatches).where(dispatches.c.dispatch_id == dispatch_id)).first()
+        return None if row is None else Dispatch.from_row(row)
+
+    def by_run(self, repo: str, run_id: int) -> Dispatch | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(dispatches).where(dispatches.c.repository == repo, dispatches.c.run_id == run_id)
+            ).first()
+        return None if row is None else Dispatch.from_row(row)
+
+    def for_pr(self, repo: str, pr: int, head: str | None = None) -> list[Dispatch]:
+        query = select(dispatches).where(dispatches.c.repository == repo, dispatches.c.pr_number == pr)
+        if head is not None:
+            query = query.where(dispatches.c.head_sha == head)
+        with self.engine.connect() as conn:
+            return [Dispatch.from_row(r) for r in conn.execute(query.order_by(dispatches.c.id)).all()]
+
+    def gpu_minutes(
+        self, repo: str, *, since: float | None = None, pr: int | None = None, head: str | None = None
+    ) -> float:
+        query = select(func.coalesce(func.sum(dispatches.c.gpu_minutes), 0.0)).where(
+            dispatches.c.repository == repo
+        )
+        if since is not None:
+            query = query.where(dispatches.c.created_at >= since)
+        if pr is not None:
+            query = query.where(dispatches.c.pr_number == pr)
+        if head is not None:
+            query = query.where(dispatches.c.head_sha == head)
+        with self.engine.connect() as conn:
+            return float(conn.execute(query).scalar() or 0.0)

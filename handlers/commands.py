@@ -1,0 +1,157 @@
+"""Answer `/run-amd` and `/approve-amd` comments on pull requests."""
+
+from __future__ import annotations
+
+import logging
+
+from bot.authz import who_may
+from bot.commands import VALID, Command, parse
+from bot.context import HandlerContext
+from bot.dispatcher import Refusal, minutes
+from bot.events import Event
+from bot.rocm import RocmRuns, describe
+from bot.router import Router
+
+router = Router()
+log = logging.getLogger(__name__)
+
+HELP = """**rocmbot commands** (the first line of a PR comment):
+
+- `/run-amd`: run the ROCm tests this PR affects (its current selection)
+- `/run-amd all`: run every enabled ROCm test of the per-PR suites
+- `/run-amd <test path> [...]`: run those tests
+- `/run-amd cancel`: cancel this PR's ROCm runs in flight
+- `/run-amd --force`: run despite error findings (maintainers)
+- `/approve-amd`: approve the waiting ROCm runs of the current head (maintainers)
+- `/run-amd help`: this message"""
+
+
+def _reply(runs: RocmRuns, event: Event, comment_id: int, kind: str, text: str) -> None:
+    runs.effects.once(
+        f"reply:{event.repository}:{comment_id}:{kind}",
+        "comment",
+        f"{event.repository}#{event.pr_number}",
+        lambda: {"id": runs.gh.create_comment(runs.repo, runs.number, text).id},
+    )
+
+
+def _react(runs: RocmRuns, comment_id: int, content: str) -> None:
+    def act() -> dict[str, str]:
+        runs.gh.add_reaction(runs.repo, comment_id, content)
+        return {"content": content}
+
+    runs.effects.once(
+        f"reaction:{runs.repo}:{comment_id}:{content}", "reaction", f"{runs.repo}/{comment_id}", act
+    )
+
+
+def _help(runs: RocmRuns) -> str:
+    d = runs.config.dispatch
+    lines = [
+        HELP,
+        "",
+        f"Runs may be started by {who_may(d, approve=False)}; "
+        f"approvals and `--force` are for {who_may(d, approve=True)}.",
+    ]
+    selection = runs.selection()
+    if selection is None or not selection.tests:
+        lines.append("\nThis head has no selected ROCm tests.")
+    else:
+        lines.append(
+            f"\nThis head's selection: {len(selection.tests)} tests, about {minutes(selection.gpu_minutes)}:"
+        )
+        lines.extend(f"- `{t.path}` on `{t.suite}`" for t in selection.tests)
+    return "\n".join(lines)
+
+
+def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, login: str) -> None:
+    if command.kind == "unknown":
+        _react(runs, comment_id, "confused")
+        _reply(
+            runs,
+            event,
+            comment_id,
+            "unknown",
+            f"`{command.text[:80]}` is not a rocmbot command; did you mean `{command.suggestion}`? "
+            "`/run-amd help` lists them.",
+        )
+        return
+    if command.kind == "help":
+        _reply(runs, event, comment_id, "help", _help(runs))
+        return
+    who = runs.actor(login)
+    if command.kind == "cancel":
+        if not who.trusted:
+            raise Refusal(
+                f"{who.why()}; runs may be cancelled by {who_may(runs.config.dispatch, approve=False)}."
+            )
+        cancelled = runs.dispatcher.cancel(runs.repo, runs.number)
+        _reply(
+            runs,
+            event,
+            comment_id,
+            "cancel",
+            f"Cancelled {len(cancelled)} ROCm run{'s' if len(cancelled) != 1 else ''}."
+            if cancelled
+            else "No ROCm run of this PR is in flight.",
+        )
+        return
+    if command.kind == "approve":
+        outcome = runs.approve(who, "command")
+    else:
+        selection = runs.selection()
+        failing = selection.failing if selection is not None else []
+        if command.kind == "run":
+            tests = selection.tests if selection is not None else []
+        elif command.kind == "all":
+            tests = runs.all_tests()
+        else:
+            tests, problems = runs.named_tests(command.paths)
+            if problems:
+                raise Refusal("nothing was dispatched: " + "; ".join(problems) + ".")
+        outcome = runs.request(
+            who, tests, force=command.force, origin=f"comment:{comment_id}", failing=failing
+        )
+    if outcome.decision == "pending":
+        _reply(
+            runs,
+            event,
+            comment_id,
+            "pending",
+            f"Waiting for a maintainer's approval: {outcome.reason}. "
+            f"{who_may(runs.config.dispatch, approve=True).capitalize()} can approve with `/approve-amd` "
+            "or the button on the `rocmbot / rocm` check.",
+        )
+        return
+    assert outcome.result is not None
+    if outcome.result.dispatched:
+        _react(runs, comment_id, "rocket")
+    _reply(runs, event, comment_id, "dispatched", "Dispatched: " + describe(outcome.result) + ".")
+
+
+@router.register("issue_comment", "created")
+@router.register("issue_comment", "edited")
+def answer_command(event: Event, ctx: HandlerContext) -> None:
+    """Parse the comment; acknowledge, authorize the commenter, then act or say why not."""
+    payload = event.payload
+    comment = payload.get("comment") or {}
+    command = parse(str(comment.get("body") or ""))
+    if command is None or event.pr_number is None or event.repository is None or ctx.github is None:
+        return
+    runs = RocmRuns(ctx, event.repository, event.pr_number)
+    user = comment.get("user") or {}
+    if (user.get("type") == "Bot" and not runs.config.dispatch.allow_bots) or (
+        event.action == "edited" and not runs.config.dispatch.allow_edited
+    ):
+        log.info("command ignored (bot or edited comment)", extra={"delivery_id": event.delivery_id})
+        return
+    comment_id = int(comment["id"])
+    _react(runs, comment_id, "eyes")
+    try:
+        _handle(runs, event, command, comment_id, str(user.get("login") or event.sender or ""))
+    except Refusal as refusal:
+        _react(runs, comment_id, "confused")
+        _reply(runs, event, comment_id, "refusal", f"Not dispatched: {refusal.reason}")
+
+
+__all__ = ["VALID", "answer_command", "router"]

@@ -1,0 +1,113 @@
+"""Slash-command parsing, the workflow contract check, and `rocmbot ci run`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.ci_run import run
+from bot.cli import main
+from bot.commands import parse
+from bot.dispatcher import workflow_problem
+
+TEMPLATE = Path(__file__).parents[2] / "config" / "workflows" / "rocm-targeted.yml"
+
+
+@pytest.mark.parametrize(
+    ("body", "kind", "paths", "force"),
+    [
+        ("/run-amd", "run", (), False),
+        ("/run-amd --force", "run", (), True),
+        ("/run-amd all", "all", (), False),
+        ("/run-amd all --force", "all", (), True),
+        ("/run-amd cancel", "cancel", (), False),
+        ("/run-amd help", "help", (), False),
+        ("/approve-amd", "approve", (), False),
+        ("/run-amd tests/a.py tests/b.py tests/a.py", "paths", ("tests/a.py", "tests/b.py"), False),
+        ("  /run-amd  \nplease", "run", (), False),
+        ("> /run-amd all\n/run-amd help", "help", (), False),
+        ("```\n/run-amd all\n```\n/run-amd cancel", "cancel", (), False),
+    ],
+)
+def test_commands_parse(body: str, kind: str, paths: tuple[str, ...], force: bool) -> None:
+    command = parse(body)
+    assert command is not None
+    assert (command.kind, command.paths, command.force) == (kind, paths, force)
+
+
+@pytest.mark.parametrize(
+    ("body", "suggestion"),
+    [
+        ("/run-and", "/run-amd"),
+        ("/runamd all", "/run-amd all"),
+        ("/run-amd --bogus", "/run-amd"),
+        ("/approve", "/approve-amd"),
+        ("/approve-amd now", "/approve-amd"),
+        ("/run-amd cancel --force", "/run-amd cancel"),
+        ("/rerun-amd", "/run-amd"),
+    ],
+)
+def test_near_misses_get_the_closest_command(body: str, suggestion: str) -> None:
+    command = parse(body)
+    assert command is not None and command.kind == "unknown" and command.suggestion == suggestion
+
+
+@pytest.mark.parametrize(
+    "body", ["", "LGTM", "hello /run-amd", "    /run-amd", "```\n/run-amd\n```", "/lgtm"]
+)
+def test_other_comments_carry_no_command(body: str) -> None:
+    assert parse(body) is None
+
+
+def test_the_shipped_template_satisfies_the_dispatch_contract() -> None:
+    assert workflow_problem(TEMPLATE.read_bytes(), "t.yml") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (None, "does not exist"),
+        (b"on: [push]\n", "no `workflow_dispatch` trigger"),
+        (b"on: workflow_dispatch\n", "does not declare the inputs `tests`, `suite`"),
+        (
+            b"on:\n  workflow_dispatch:\n    inputs:\n      tests: {}\n      suite: {}\n      pr_number: {}\n"
+            b"      head_sha: {}\n",
+            "does not declare the input `dispatch_id`",
+        ),
+        (b"on: [\n", "not valid YAML (line 2)"),
+        (b"- a\n", "is not a workflow"),
+        (
+            b"true: {workflow_dispatch: {inputs: {tests: {}, suite: {}, pr_number: {}, head_sha: {}, "
+            b"dispatch_id: {}}}}\n",
+            "",
+        ),
+    ],
+)
+def test_workflow_contract_problems(text: bytes | None, problem: str) -> None:
+    found = workflow_problem(text, "w.yml")
+    if problem:
+        assert found is not None and problem in found
+    else:
+        assert found is None
+
+
+def test_ci_run_reports_each_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "ok.py").write_text("print('fine')\n")
+    (tmp_path / "bad.py").write_text("raise SystemExit(3)\n")
+    (tmp_path / "slow.py").write_text("import time\ntime.sleep(30)\n")
+    monkeypatch.chdir(tmp_path)
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert run(["ok.py"], timeout=30, junit_path=None) == 0
+    code = run(["ok.py", "bad.py", "slow.py", "missing.py"], timeout=1, junit_path="r.xml", suite="s")
+    assert code == 1
+    xml = (tmp_path / "r.xml").read_text()
+    assert 'tests="4" failures="3"' in xml and 'name="slow.py"' in xml and "timed out after 1 s" in xml
+    text = summary.read_text()
+    assert "| `bad.py` | ❌ failed |" in text and "| `missing.py` | ❓ missing |" in text
+    assert main(["ci", "run", "--tests", "ok.py", "--runner", f"{sys.executable} -u"]) == 0
+    assert main(["ci", "run", "--tests", " "]) == 2
+    assert os.environ["GITHUB_STEP_SUMMARY"] == str(summary)
