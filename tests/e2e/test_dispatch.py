@@ -1,0 +1,172 @@
+"""ROCm dispatch end to end: automatic runs, slash commands, approvals, budgets, tracking."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.example import TEST_TEMPLATE
+from bot.ghsim.state import PullRequest
+from tests.e2e.conftest import TEMPLATE, World, make_world
+
+MOE = "tests/e2e/megatron/test_qwen35_moe.py"
+SHORT = "tests/e2e/megatron/test_short.py"
+GOOD = TEST_TEMPLATE.format(disabled="", ep=2)
+BAD = TEST_TEMPLATE.format(disabled="", ep=4)
+WORKFLOW = ".github/workflows/rocm-targeted.yml"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    yield from make_world(tmp_path, {WORKFLOW: TEMPLATE})
+
+
+def _runs(world: World) -> list[Any]:
+    return sorted(world.sim.state.runs.values(), key=lambda r: r.id)
+
+
+def _comment(world: World, pr: PullRequest, body: str, author: str) -> Any:
+    comment = world.sim.state.add_comment(world.repo, pr.number, body, author=author)
+    world.deliver("issue_comment", world.sim.payloads.issue_comment(comment))
+    world.settle()
+    return comment
+
+
+def _replies(world: World, pr: PullRequest) -> list[str]:
+    return [c.body for c in world.bot_comments(pr) if not c.body.startswith("<!-- rocmbot:summary")]
+
+
+def _reactions(world: World, comment: Any) -> list[str]:
+    calls = world.sim.state.find_calls("POST", f"/repos/*/issues/comments/{comment.id}/reactions")
+    return [c.body["content"] for c in calls]
+
+
+def _opened(world: World, files: dict[str, str | None], **kw: Any) -> PullRequest:
+    pr = world.open_pr(files, **kw)
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "opened"))
+    world.settle()
+    return pr
+
+
+def test_a_trusted_authors_selection_is_dispatched_and_tracked(world: World) -> None:
+    pr = _opened(world, {MOE: GOOD})
+    (run,) = _runs(world)
+    assert run.inputs["tests"] == MOE and run.inputs["suite"] == "stage-c-4-gpu-mi350"
+    assert run.inputs["head_sha"] == pr.head_sha and run.inputs["pr_number"] == str(pr.number)
+    assert run.inputs["dispatch_id"] in run.display_title
+    (check,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    assert check.status == "queued" and check.external_id == run.inputs["dispatch_id"]
+    world.sim.advance_run(run, "in_progress", notify=True)
+    world.settle()
+    assert world.checks(pr.head_sha, "rocmbot / rocm")[0].status == "in_progress"
+    world.sim.advance_run(run, "completed", "success", notify=True)
+    world.settle()
+    (done,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    assert (done.status, done.conclusion) == ("completed", "success")
+    assert done.details_url and str(run.id) in done.details_url
+
+
+def test_error_findings_block_dispatch_until_a_maintainer_forces(world: World) -> None:
+    pr = _opened(world, {MOE: BAD})
+    assert _runs(world) == []
+    dev = _comment(world, pr, "/run-amd", "dev")
+    assert "has error findings" in _replies(world, pr)[-1] and "confused" in _reactions(world, dev)
+    _comment(world, pr, "/run-amd --force", "dev")
+    assert "`--force` may be used by people with maintain or admin" in _replies(world, pr)[-1]
+    lead = _comment(world, pr, "/run-amd --force", "lead")
+    assert len(_runs(world)) == 1
+    assert {"eyes", "rocket"} <= set(_reactions(world, lead))
+    assert _replies(world, pr)[-1].startswith("Dispatched: `stage-c-4-gpu-mi350`: 1 test")
+
+
+def test_an_untrusted_author_waits_for_a_maintainer(world: World) -> None:
+    pr = _opened(world, {MOE: GOOD}, author="stranger", fork=True)
+    assert _runs(world) == []
+    (pending,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    assert pending.conclusion == "action_required"
+    assert pending.actions[0]["identifier"] == "approve-rocm"
+    _comment(world, pr, "/run-amd", "stranger")
+    assert "ROCm runs may be started by people with write" in _replies(world, pr)[-1]
+    _comment(world, pr, "/run-amd", "dev")  # trusted, but the author is not: still needs a maintainer
+    assert "Waiting for a maintainer's approval" in _replies(world, pr)[-1]
+    assert _runs(world) == []
+    _comment(world, pr, "/approve-amd", "dev")
+    assert "may be approved by people with maintain or admin" in _replies(world, pr)[-1]
+    _comment(world, pr, "/approve-amd", "lead")
+    assert len(_runs(world)) == 1
+
+
+def test_the_approve_button_releases_the_run_and_a_push_voids_the_approval(world: World) -> None:
+    pr = _opened(world, {MOE: GOOD}, author="stranger", fork=True)
+    (pending,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    world.deliver("check_run", world.sim.payloads.check_run(pending, "requested_action",
+                                                            identifier="approve-rocm", sender="dev"))
+    world.settle()
+    assert _runs(world) == []  # dev may not approve
+    world.deliver("check_run", world.sim.payloads.check_run(pending, "requested_action",
+                                                            identifier="approve-rocm", sender="lead"))
+    world.settle()
+    assert len(_runs(world)) == 1
+    before = pr.head_sha
+    world.sim.state.push(pr, {MOE: GOOD.replace("cp_size=1", "cp_size=1 ")})
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "synchronize", before=before))
+    world.settle()
+    assert len(_runs(world)) == 1  # the new head waits for a new approval
+    (new_pending,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    assert new_pending.conclusion == "action_required"
+
+
+def test_a_redelivered_or_doubled_command_dispatches_once(world: World) -> None:
+    pr = _opened(world, {MOE: BAD})
+    comment = world.sim.state.add_comment(world.repo, pr.number, "/run-amd --force", author="lead")
+    payload = world.sim.payloads.issue_comment(comment)
+    world.deliver("issue_comment", payload)
+    world.deliver("issue_comment", payload)
+    world.settle()
+    _comment(world, pr, "/run-amd --force", "lead")
+    assert len(_runs(world)) == 1
+    assert "already running" in _replies(world, pr)[-1]
+
+
+def test_paths_all_cancel_help_and_unknown_commands(world: World) -> None:
+    pr = _opened(world, {MOE: BAD})
+    _comment(world, pr, f"/run-amd {SHORT} tests/nope.py", "dev")
+    assert "`tests/nope.py` is not a file at the head" in _replies(world, pr)[-1]
+    _comment(world, pr, f"/run-amd {SHORT}", "dev")
+    (run,) = _runs(world)
+    assert run.inputs["tests"] == SHORT and run.inputs["suite"] == "stage-b-1-gpu-mi350"
+    _comment(world, pr, "/run-amd cancel", "dev")
+    assert _replies(world, pr)[-1] == "Cancelled 1 ROCm run."
+    assert world.sim.state.runs[run.id].status == "completed"
+    _comment(world, pr, "/run-amd help", "stranger")
+    assert "/approve-amd" in _replies(world, pr)[-1]
+    _comment(world, pr, "/run-and all", "dev")
+    assert "did you mean `/run-amd all`?" in _replies(world, pr)[-1]
+    _comment(world, pr, "/run-amd all --force", "lead")
+    suites = sorted(r.inputs["suite"] for r in _runs(world)[1:])
+    assert suites == ["stage-b-1-gpu-mi350", "stage-c-4-gpu-mi350"]
+
+
+def test_a_workflow_without_an_input_is_cfg002_and_nothing_is_dispatched(tmp_path: Path) -> None:
+    broken = TEMPLATE.replace("      dispatch_id:\n", "      dispatch_idx:\n")
+    for world in make_world(tmp_path, {WORKFLOW: broken}):
+        pr = _opened(world, {MOE: GOOD})
+        assert world.sim.state.find_calls("POST", "/repos/*/actions/workflows/*/dispatches") == []
+        (refused,) = world.checks(pr.head_sha, "rocmbot / rocm")
+        assert "CFG002" in (refused.title or "")
+        _comment(world, pr, "/run-amd", "dev")
+        assert "does not declare the input `dispatch_id`" in _replies(world, pr)[-1]
+
+
+def test_over_budget_needs_a_maintainer(tmp_path: Path) -> None:
+    config = "dispatch:\n  budget_gpu_minutes_per_head: 50\n"
+    for world in make_world(tmp_path, {WORKFLOW: TEMPLATE, ".github/rocmbot.yml": config}):
+        pr = _opened(world, {MOE: GOOD})  # about 107 GPU-minutes
+        assert _runs(world) == []
+        (pending,) = world.checks(pr.head_sha, "rocmbot / rocm")
+        assert pending.conclusion == "action_required"
+        _comment(world, pr, "/run-amd", "lead")
+        assert len(_runs(world)) == 1

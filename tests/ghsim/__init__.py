@@ -1,0 +1,1 @@
+"""Tests of the GitHub simulator, driven with PyGithub over loopback HTTP."""

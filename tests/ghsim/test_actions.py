@@ -1,0 +1,111 @@
+"""Workflow dispatch checked against the workflow's inputs; the runs it creates: list, get, cancel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import github
+import httpx
+import pytest
+
+from bot.ghsim import Simulator
+from tests.ghsim.conftest import World
+
+
+def workflow(gh: github.Github) -> github.Workflow.Workflow:
+    return gh.get_repo("rocm-org/miles").get_workflow("rocm-targeted.yml")
+
+
+def test_dispatch_creates_a_run_whose_title_carries_an_input(sim: Simulator, gh: github.Github) -> None:
+    flow = workflow(gh)
+    assert flow.name == "ROCm targeted tests"
+    assert flow.create_dispatch("main", {"tests": "tests/e2e/test_short.py", "dry_run": "true"}) is True
+    runs = list(gh.get_repo("rocm-org/miles").get_workflow_runs())
+    assert len(runs) == 1
+    run = runs[0]
+    assert (run.display_title, run.name, run.event, run.status) == (
+        "ROCm: tests/e2e/test_short.py",
+        "ROCm targeted tests",
+        "workflow_dispatch",
+        "queued",
+    )
+    assert run.head_sha == sim.state.repos["rocm-org/miles"].branches["main"]
+    stored = sim.state.runs[run.id]
+    assert stored.inputs == {
+        "tests": "tests/e2e/test_short.py",
+        "suite": "stage-c-4-gpu-mi350",
+        "dry_run": "true",
+    }
+    dispatches = sim.state.find_calls("POST", "/repos/*/actions/workflows/*/dispatches")
+    assert [c.status for c in dispatches] == [204]
+    assert dispatches[0].body == {
+        "ref": "main",
+        "inputs": {"tests": "tests/e2e/test_short.py", "dry_run": "true"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ({"tests": "a", "bogus": "1", "other": "2"}, 'Unexpected inputs provided: ["bogus", "other"]'),
+        ({}, "Required input 'tests' not provided"),
+        (
+            {"tests": "a", "suite": "stage-z"},
+            "Provided value 'stage-z' for input 'suite' not in the list of allowed values",
+        ),
+        (
+            {"tests": "a", "dry_run": "maybe"},
+            "Provided value 'maybe' for input 'dry_run' is not a valid boolean",
+        ),
+    ],
+)
+def test_dispatch_inputs_are_checked_against_the_workflow_file(
+    sim: Simulator, gh: github.Github, inputs: dict[str, str], message: str
+) -> None:
+    assert workflow(gh).create_dispatch("main", inputs) is False  # PyGithub reports a non-204 as False
+    assert sim.state.find_calls("POST", "*/dispatches")[-1].status == 422
+    assert sim.state.runs == {}
+    failure = sim.state.validation_failures[-1]
+    assert (failure.operation, failure.message) == ("actions/create-workflow-dispatch", message)
+
+
+def test_dispatch_to_a_missing_ref_or_a_workflow_without_the_trigger_is_refused(
+    sim: Simulator, world: World, gh: github.Github
+) -> None:
+    assert workflow(gh).create_dispatch("no-such-branch", {"tests": "a"}) is False
+    assert sim.state.validation_failures[-1].message == "No ref found for: no-such-branch"
+    sim.state.commit(world.repo, {".github/workflows/pr.yml": "name: PR\non: [pull_request]\n"})
+    assert gh.get_repo("rocm-org/miles").get_workflow("pr.yml").create_dispatch("main") is False
+    assert sim.state.validation_failures[-1].message == "Workflow does not have 'workflow_dispatch' trigger"
+
+
+def test_return_run_details_answers_200_with_the_run(sim: Simulator, world: World) -> None:
+    token = sim.state.issue_token(world.installation).token
+    flow = next(iter(world.repo.workflows.values()))
+    answer = httpx.post(
+        f"{sim.url}/repos/rocm-org/miles/actions/workflows/{flow.id}/dispatches",
+        headers={"Authorization": f"token {token}"},
+        json={"ref": "main", "inputs": {"tests": "x"}, "return_run_details": True},
+    )
+    assert answer.status_code == 200
+    details = answer.json()
+    assert details["run_url"] == f"{sim.url}/repos/rocm-org/miles/actions/runs/{details['workflow_run_id']}"
+
+
+def test_runs_are_listed_filtered_fetched_and_cancelled(sim: Simulator, gh: github.Github) -> None:
+    flow = workflow(gh)
+    flow.create_dispatch("main", {"tests": "one"})
+    flow.create_dispatch("feature", {"tests": "two"})
+    repo = gh.get_repo("rocm-org/miles")
+    first, second = sorted(sim.state.runs)
+    sim.state.set_run_status(first, "completed", "success")
+    feature: Any = "feature"  # PyGithub sends a branch name as given; its annotation says Branch
+    assert [r.id for r in repo.get_workflow_runs(branch=feature)] == [second]
+    assert [r.id for r in repo.get_workflow_runs(status="success")] == [first]
+    assert [r.id for r in flow.get_runs()] == [second, first]
+    run = repo.get_workflow_run(second)
+    assert run.run_number == 2
+    assert run.cancel() is True
+    assert repo.get_workflow_run(second).conclusion == "cancelled"
+    assert repo.get_workflow_run(first).cancel() is False  # 409: it is already completed
+    assert sim.state.find_calls("POST", "*/cancel")[-1].status == 409

@@ -1,0 +1,101 @@
+"""The GraphQL blob query the bot batches reads with: aliases, truncation, binary, missing paths, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import github
+import httpx
+
+from bot.ghsim import Simulator
+from tests.ghsim.conftest import World
+
+BLOB = "... on Blob { text isTruncated byteSize oid }"
+
+
+def query(sim: Simulator, world: World, text: str, variables: dict[str, Any] | None = None) -> Any:
+    token = sim.state.issue_token(world.installation).token
+    answer = httpx.post(
+        f"{sim.url}/graphql",
+        json={"query": text, "variables": variables or {}},
+        headers={"Authorization": f"bearer {token}"},
+    )
+    assert answer.status_code == 200
+    assert answer.headers["x-ratelimit-resource"] == "graphql"
+    return answer.json()
+
+
+def test_aliased_object_expressions_read_many_blobs_in_one_query(sim: Simulator, world: World) -> None:
+    head, base = world.pull.head_sha, world.pull.base_sha
+    text = f"""
+    query Files($owner: String!, $name: String!) {{
+      repository(owner: $owner, name: $name) {{
+        a0: object(expression: "{head}:tests/e2e/test_short.py") {{ {BLOB} }}
+        a1: object(expression: "{base}:tests/e2e/test_short.py") {{ {BLOB} }}
+        a2: object(expression: "{base}:tests/e2e/test_new.py") {{ {BLOB} }}
+        a3: object(expression: "{head}:tests/e2e") {{ __typename ... on Tree {{ entries {{ name type }} }} }}
+      }}
+      rateLimit {{ cost remaining }}
+    }}"""
+    data = query(sim, world, text, {"owner": "rocm-org", "name": "miles"})["data"]
+    files = data["repository"]
+    assert "line twenty" in files["a0"]["text"] and "line twenty" not in files["a1"]["text"]
+    assert files["a0"]["isTruncated"] is False
+    assert files["a0"]["byteSize"] == len(files["a0"]["text"].encode())
+    assert files["a0"]["oid"] == world.repo.store.commits[head].files["tests/e2e/test_short.py"].sha
+    assert files["a2"] is None
+    assert files["a3"] == {
+        "__typename": "Tree",
+        "entries": [{"name": "test_new.py", "type": "blob"}, {"name": "test_short.py", "type": "blob"}],
+    }
+    assert data["rateLimit"]["cost"] == 1
+    assert len(sim.state.find_calls("POST", "/graphql")) == 1
+    assert sim.state.writes == []
+
+
+def test_text_above_the_configured_limit_is_truncated(sim: Simulator, world: World) -> None:
+    sim.state.graphql_blob_limit = 10
+    head = world.pull.head_sha
+    text = (
+        f'{{ repository(owner: "rocm-org", name: "miles") {{ '
+        f'f: object(expression: "{head}:README.md") {{ {BLOB} }} '
+        f'g: object(expression: "{head}:tests/e2e/test_short.py") {{ {BLOB} }} }} }}'
+    )
+    files = query(sim, world, text)["data"]["repository"]
+    assert files["f"] == {"text": "# miles\n", "isTruncated": False, "byteSize": 8, "oid": files["f"]["oid"]}
+    assert files["g"]["isTruncated"] is True and files["g"]["text"] == "line 1\nlin"
+
+
+def test_binary_blobs_have_null_text(sim: Simulator, world: World) -> None:
+    sha = sim.state.commit(world.repo, {"weights.bin": b"\x00\x01\x02"})
+    text = (
+        f'{{ repository(owner: "rocm-org", name: "miles") {{ w: object(expression: "{sha}:weights.bin") '
+        f"{{ ... on Blob {{ text isBinary byteSize }} }} }} }}"
+    )
+    assert query(sim, world, text)["data"]["repository"]["w"] == {
+        "text": None,
+        "isBinary": True,
+        "byteSize": 3,
+    }
+
+
+def test_unknown_fields_and_repositories_are_errors(sim: Simulator, world: World) -> None:
+    bad = query(sim, world, '{ repository(owner: "rocm-org", name: "miles") { nope } }')
+    assert "data" not in bad
+    assert bad["errors"][0]["message"] == "Field 'nope' doesn't exist on type 'Repository'"
+    assert sim.state.validation_failures[-1].operation == "graphql"
+    missing = query(sim, world, '{ repository(owner: "rocm-org", name: "nothing") { name } }')
+    assert missing["data"] == {"repository": None}
+    assert missing["errors"][0]["type"] == "NOT_FOUND"
+
+
+def test_pygithub_graphql_requests_reach_the_simulator(
+    sim: Simulator, world: World, gh: github.Github
+) -> None:
+    head = world.pull.head_sha
+    _, data = gh.requester.graphql_query(
+        f'query {{ repository(owner: "rocm-org", name: "miles") {{ a: object(expression: "{head}:README.md") '
+        f"{{ {BLOB} }} }} }}",
+        {},
+    )
+    assert data["data"]["repository"]["a"]["text"] == "# miles\n"
