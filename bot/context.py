@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from bot.effects import Effects
 from bot.events import Event
-from bot.port import GitHubPort
+from bot.policy import policy
+from bot.port import GitHubPort, PullRequest
 from bot.store.store import Store
+from config.repo import LoadedConfig
 from config.settings import Settings
 
 PortFactory = Callable[[Event], GitHubPort | None]
@@ -20,10 +23,33 @@ class HandlerContext:
     store: Store
     event: Event
     github: GitHubPort | None = None
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def dry_run(self) -> bool:
         return self.settings.effective_dry_run
+
+    def policy(self, repo: str) -> LoadedConfig:
+        """The repository's policy from its default branch, read once per delivery."""
+        key = f"policy:{repo}"
+        if key not in self.cache:
+            assert self.github is not None
+            branch = (self.event.payload.get("repository") or {}).get("default_branch")
+            self.cache[key] = policy(self.github, repo, branch if isinstance(branch, str) else None)
+        loaded: LoadedConfig = self.cache[key]
+        return loaded
+
+    def pull_request(self, repo: str, number: int) -> PullRequest:
+        """The PR as GitHub has it now, read once per delivery."""
+        key = f"pr:{repo}#{number}"
+        if key not in self.cache:
+            assert self.github is not None
+            self.cache[key] = self.github.pull_request(repo, number)
+        pr: PullRequest = self.cache[key]
+        return pr
+
+    def forget_pull_request(self, repo: str, number: int) -> None:
+        self.cache.pop(f"pr:{repo}#{number}", None)
 
     def effects(self) -> Effects:
         return Effects(self.store, self.github, dry_run=self.dry_run, delivery_id=self.event.delivery_id)

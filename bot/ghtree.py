@@ -16,6 +16,12 @@ class GitHubTree:
         self.sha = sha
         self._listing: dict[str, tuple[str, int]] | None = None
         self._data: dict[str, bytes | None] = {}
+        self.pair: GitHubTree | None = None
+
+    def pair_with(self, other: GitHubTree) -> None:
+        """Read the same paths of both commits in the same requests: an analysis of a PR reads
+        much the same files at its base and its head."""
+        self.pair, other.pair = other, self
 
     @property
     def rev(self) -> str:
@@ -30,6 +36,7 @@ class GitHubTree:
     def fetch(self, paths: list[str], *, also: GitHubTree | None = None) -> None:
         """Read many files in as few requests as the port allows; with ``also``, the same
         paths of another commit of the same repository in the same requests."""
+        also = also or self.pair
         trees = [self] if also is None else [self, also]
         wanted = [
             BlobRequest(t.sha, p)

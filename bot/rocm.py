@@ -12,7 +12,6 @@ from bot.authz import Actor, actor, who_may
 from bot.context import HandlerContext
 from bot.dispatcher import APPROVE_ACTION, ROCM_CHECK, Dispatcher, Refusal, Result, minutes
 from bot.ghtree import GitHubTree
-from bot.policy import policy
 from bot.port import PullRequest
 from bot.store.dispatch import DispatchStore, SelectedTest, Selection, tests_hash
 from config.repo import RepoConfig
@@ -38,7 +37,7 @@ class RocmRuns:
         self.gh = ctx.github
         self.repo = repo
         self.number = number
-        self.loaded = policy(self.gh, repo)
+        self.loaded = ctx.policy(repo)
         self.config: RepoConfig = self.loaded.config
         self.runs = DispatchStore(ctx.store)
         self.effects = ctx.effects()
@@ -48,7 +47,7 @@ class RocmRuns:
     @property
     def pr(self) -> PullRequest:
         if self._pr is None:
-            self._pr = self.gh.pull_request(self.repo, self.number)
+            self._pr = self.ctx.pull_request(self.repo, self.number)
         return self._pr
 
     def actor(self, login: str) -> Actor:

@@ -9,7 +9,6 @@ from bot.analysis.engine import analyze
 from bot.context import HandlerContext
 from bot.events import Event
 from bot.ghtree import GitHubTree
-from bot.policy import policy
 from bot.port import InlineComment
 from bot.publish import (
     CHECK_NAME,
@@ -45,7 +44,7 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
         )
         return
     gh, repo, number = ctx.github, event.repository, event.pr_number
-    pr = gh.pull_request(repo, number)
+    pr = ctx.pull_request(repo, number)
     if event.head_sha and pr.head_sha != event.head_sha:
         log.info(
             "head moved since this delivery: a newer one will analyse it",
@@ -58,9 +57,10 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
     files = gh.pull_files(repo, number)
     changed = {f.path for f in files} | {f.previous_path for f in files if f.previous_path}
     base, head = GitHubTree(gh, repo, pr.base_sha), GitHubTree(gh, repo, pr.head_sha)
-    head.fetch(sorted(changed), also=base)
-    loaded = policy(gh, repo)
-    report = analyze(base, head, loaded=loaded, changed=changed)
+    head.pair_with(base)
+    head.fetch(sorted(changed))
+    loaded = ctx.policy(repo)
+    report = analyze(base, head, loaded=loaded, changed=changed, full=False)
 
     effects = ctx.effects()
     version = hashlib.sha1(check_output(report)["summary"].encode(), usedforsecurity=False).hexdigest()[:12]

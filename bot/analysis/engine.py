@@ -25,6 +25,7 @@ from config.repo import (
     CONFIG_PATHS,
     DEFAULT_SOURCE,
     LoadedConfig,
+    RepoConfig,
     default_data,
     defaults,
     parse_config,
@@ -235,6 +236,7 @@ class _Analysis:
             return True
         if suite not in self._named:
             if self._workflow_text is None:
+                self.head.sources.hint(self.head.workflows())
                 texts = [self.head.sources.text(p) for p in self.head.workflows()]
                 self._workflow_text = "\n".join(t for t in texts if isinstance(t, str))
             pattern = rf"(?<![\w.-]){re.escape(suite)}(?![\w.-])"
@@ -288,14 +290,24 @@ def analyze(
     *,
     loaded: LoadedConfig | None = None,
     changed: Collection[str] | None = None,
+    full: bool = True,
 ) -> Report:
-    """What a PR from ``base`` to ``head`` changes; the policy is read from ``base``."""
+    """What a PR from ``base`` to ``head`` changes; the policy is read from ``base``.
+
+    With ``full=False`` (for trees that cost a request per read), a change that touches only
+    test files and files no test can load is analysed from those test files alone: the
+    unchanged tests, which it cannot affect, are neither read nor listed.
+    """
     loaded = loaded or read_config(base)
     head_snap = Snapshot(head, loaded.config)
     base_snap = Snapshot(base, loaded.config)
     changes = set(changed) if changed is not None else changed_paths(base, head)
+    if not full and not _reaches_other_tests(head_snap, changes):
+        head_snap.limit_tests(changes)
+        base_snap.limit_tests(changes)
     run = _Analysis(head_snap, base_snap, changes)
-    pin = pins.analyze_pins(head_snap, changes)
+    touched = _touches_pins(loaded.config, changes)
+    pin = pins.analyze_pins(head_snap, changes) if touched else pins.PinOutcome()
     run.environment = set(pin.environment)
     entries: list[TestEntry] = []
     head_snap.sources.prefetch(head_snap.test_paths())
@@ -328,6 +340,33 @@ def analyze(
         tables=[*run.tables, *pin.tables],
         config_path=loaded.path,
     )
+
+
+_PIN_FILE = re.compile(r"(^|/)(Dockerfile[^/]*|[^/]*\.dockerfile|[^/]*\.ya?ml|[^/]*\.txt|[^/]*\.in)$",
+                       re.IGNORECASE)
+
+
+def _touches_pins(config: RepoConfig, changes: set[str]) -> bool:
+    """Whether any changed file could belong to a pin group (a Dockerfile, a workflow or
+    requirements file, or a configured group's file); if none does, no pin finding can be
+    reported and no environment changed."""
+    globs = [g for group in config.pins.groups.values()
+             for g in (*group.dockerfiles, *group.workflows, *group.requirements)]
+    return any(_PIN_FILE.search(p) or any(match(g, p) for g in globs) for p in changes)
+
+
+def _reaches_other_tests(snap: Snapshot, changes: set[str]) -> bool:
+    """Whether a change could affect a test file it does not touch: through a Python module
+    or package file, the ROCm environment, or the policy itself."""
+    config = snap.config
+    for path in changes:
+        if snap.is_test(path):
+            continue
+        if path.endswith((".py", ".pyi")) or any(match(g, path) for g in config.environment):
+            return True
+        if path in CONFIG_PATHS or _PIN_FILE.search(path):
+            return True
+    return False
 
 
 def audit(tree: Tree, *, loaded: LoadedConfig | None = None) -> Report:

@@ -25,6 +25,12 @@ class Snapshot:
     def rev(self) -> str | None:
         return self.tree.rev
 
+    def is_test(self, path: str) -> bool:
+        """Whether a path is a registered-test file by the configured globs."""
+        return any(match(g, path) for g in self.config.tests) and not any(
+            match(g, path) for g in self.config.exclude
+        )
+
     def test_paths(self) -> list[str]:
         """Files matching the configured test globs."""
         if self._test_paths is None:
@@ -33,6 +39,10 @@ class Snapshot:
                 found = {p for p in found if not any(match(g, p) for g in self.config.exclude)}
             self._test_paths = sorted(found)
         return self._test_paths
+
+    def limit_tests(self, paths: set[str]) -> None:
+        """Consider only these test files (those of a change), without listing the others."""
+        self._test_paths = sorted(p for p in paths if self.is_test(p) and self.tree.blob_id(p) is not None)
 
     def markers(self, path: str) -> tuple[list[Marker], list[Finding]]:
         """The markers of a test file and the findings reading them gave (REG002, REG004)."""

@@ -251,3 +251,39 @@ def test_audit_lists_every_marker(example: tuple[GitRepo, str]) -> None:
         (SHORT, "rocm"),
     ]
     assert report.selected == [] and report.mode == "audit"
+
+
+def test_a_limited_analysis_reads_only_the_changed_tests_when_nothing_else_can_reach_them(
+    example: tuple[GitRepo, str],
+) -> None:
+    repo, base = example
+    _replace(repo, SHORT, "900,", "901,")
+    repo.write("docs/notes.md", "words\n")
+    head = repo.commit()
+    with GitRepository(repo.root) as git:
+        limited = analyze(git.tree(base), git.tree(head), full=False)
+        complete = analyze(git.tree(base), git.tree(head))
+    assert [(t.path, t.change) for t in limited.tests] == [(SHORT, "modified")]
+    assert {t.path for t in complete.tests} == {MOE, SHORT}
+    assert limited.selected == complete.selected
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {HARNESS: "# a harness change\n"},
+        {"docker/Dockerfile.rocm": 'RUN pip install "numba==0.65.1"\n'},
+        {".github/rocmbot.yml": "select_nightly: true\n"},
+    ],
+)
+def test_a_change_that_can_reach_other_tests_is_analysed_in_full(
+    example: tuple[GitRepo, str], extra: dict[str, str]
+) -> None:
+    repo, base = example
+    for path, text in extra.items():
+        (repo.root / path).write_text((repo.root / path).read_text() + text if (repo.root / path).exists()
+                                      else text)
+    head = repo.commit()
+    with GitRepository(repo.root) as git:
+        limited = analyze(git.tree(base), git.tree(head), full=False)
+    assert {t.path for t in limited.tests} == {MOE, SHORT}
