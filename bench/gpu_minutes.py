@@ -1,0 +1,178 @@
+"""GPU-minutes the bot dispatches for twenty synthetic PRs, against running the whole ROCm
+suite for each, in the same run.
+
+A generated repository holds 48 ROCm tests (4-GPU and 8-GPU MI350 suites, 6 estimated at
+10 to 45 minutes) over four harness modules, a model script, a ROCm Dockerfile and its CI
+workflow. Twenty PRs of the kinds seen in practice (one test's arguments, a harness, the
+Dockerfile, docs, re-enabling a test, a new test) are analysed; what `/run-amd` would
+dispatch is summed against whole-suite runs for each PR.
+
+Run: `.venv/bin/python -m bench.gpu_minutes`. Writes `bench/results/gpu_minutes.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bot.analysis.engine import analyze
+from bot.analysis.tree import GitRepository
+from bot.example import DOCKERFILE, HARNESS, MODEL, WORKFLOW
+
+TEST = """\
+from tests.e2e.group{g}._common import CaseConfig, execute, prepare
+
+register_rocm_ci({est}, "{suite}"{disabled})
+
+CASE = CaseConfig(num_gpus_per_node={gpus}, tp_size=2, pp_size=1, ep_size={ep})
+
+if __name__ == "__main__":
+    prepare(CASE)
+    execute(CASE)
+"""
+
+GROUPS = 4
+TESTS = 48
+
+
+def _test(n: int, *, ep: int = 2, disabled: bool = False) -> str:
+    gpus = 4 if n % 3 else 8
+    suite = f"stage-c-{gpus}-gpu-mi350"
+    reason = ', disabled="FIXME: flaky on MI350"' if disabled else ""
+    return TEST.format(g=n % GROUPS, est=600 + 150 * (n % 15), suite=suite, disabled=reason, gpus=gpus, ep=ep)
+
+
+def _git(root: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+    return subprocess.run(
+        ["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        full = root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_text(text)
+
+
+def base_files() -> dict[str, str]:
+    files = {
+        "tests/__init__.py": "",
+        "tests/e2e/__init__.py": "",
+        "scripts/models/qwen3.5-35B-A3B.py": MODEL,
+        "docker/Dockerfile.rocm": DOCKERFILE,
+        ".github/workflows/_run-ci-rocm.yml": WORKFLOW.replace(
+            "--suite stage-c-4-gpu-mi350 --suite stage-b-1-gpu-mi350",
+            "--suite stage-c-4-gpu-mi350 --suite stage-c-8-gpu-mi350",
+        ),
+    }
+    for g in range(GROUPS):
+        files[f"tests/e2e/group{g}/__init__.py"] = ""
+        files[f"tests/e2e/group{g}/_common.py"] = HARNESS
+    for n in range(TESTS):
+        files[f"tests/e2e/group{n % GROUPS}/test_case_{n:02d}.py"] = _test(n, disabled=n == 7)
+    return files
+
+
+def prs() -> list[tuple[str, dict[str, str]]]:
+    """Twenty PRs: what changes, as files at the head."""
+    out: list[tuple[str, dict[str, str]]] = []
+    for n in (1, 5, 10, 22, 31, 40):
+        out.append(
+            (
+                f"arguments of test {n}",
+                {
+                    f"tests/e2e/group{n % GROUPS}/test_case_{n:02d}.py": _test(n).replace(
+                        "tp_size=2", "tp_size=1"
+                    )
+                },
+            )
+        )
+    out.append(("re-enable test 7", {f"tests/e2e/group{7 % GROUPS}/test_case_07.py": _test(7)}))
+    for g in range(GROUPS):
+        out.append((f"harness of group {g}", {f"tests/e2e/group{g}/_common.py": HARNESS + "\n# tuned\n"}))
+    out.append(
+        ("ROCm Dockerfile pin", {"docker/Dockerfile.rocm": DOCKERFILE.replace("polars", "polars xxhash")})
+    )
+    for n in range(5):
+        out.append((f"docs {n}", {f"docs/page{n}.md": f"page {n}\n"}))
+    out.append(("a new test", {"tests/e2e/group0/test_case_new.py": _test(0)}))
+    out.append(
+        ("two tests", {f"tests/e2e/group{n % GROUPS}/test_case_{n:02d}.py": _test(n, ep=1) for n in (2, 3)})
+    )
+    out.append(("model script", {"scripts/models/qwen3.5-35B-A3B.py": MODEL.replace("40", "48")}))
+    return out[:20]
+
+
+def main() -> None:
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="rocmbot-bench-") as tmp:
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        _git(root, "init", "-q", "-b", "main")
+        _write(root, base_files())
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", "base")
+        base = _git(root, "rev-parse", "HEAD")
+        with GitRepository(root) as repo:
+            tree = repo.tree(base)
+            from bot.analysis.engine import audit
+
+            suite_report = audit(tree)
+            whole = sum(
+                (t.est_time or 0) / 60 * (t.gpus or 0)
+                for t in suite_report.tests
+                if t.backend == "rocm" and t.disabled is None
+            )
+            for name, files in prs():
+                _git(root, "checkout", "-q", base)
+                _write(root, files)
+                _git(root, "add", "-A")
+                _git(root, "commit", "-q", "-m", name)
+                head = _git(root, "rev-parse", "HEAD")
+                report = analyze(repo.tree(base), repo.tree(head))
+                rows.append(
+                    {
+                        "pr": name,
+                        "selected": len(report.selected),
+                        "gpu_minutes": report.gpu_minutes(),
+                        "whole_suite": whole,
+                        "errors": len(report.errors),
+                    }
+                )
+    total = sum(r["gpu_minutes"] for r in rows)
+    whole_total = sum(r["whole_suite"] for r in rows)
+    result = {
+        "prs": rows,
+        "dispatched_gpu_minutes": total,
+        "whole_suite_gpu_minutes": whole_total,
+        "ratio": total / whole_total,
+    }
+    out = Path(__file__).parent / "results"
+    out.mkdir(exist_ok=True)
+    (out / "gpu_minutes.json").write_text(json.dumps(result, indent=2) + "\n")
+    lines = [f"{'PR':<24} {'tests':>5} {'GPU-min':>8} {'whole suite':>12}"]
+    lines.extend(
+        f"{r['pr']:<24} {r['selected']:>5} {r['gpu_minutes']:>8.0f} {r['whole_suite']:>12.0f}" for r in rows
+    )
+    lines.append(
+        f"{'total':<24} {'':>5} {total:>8.0f} {whole_total:>12.0f}   ratio {total / whole_total:.3f}"
+    )
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
