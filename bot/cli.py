@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", help="a JSON payload file (or use --delivery)")
     p.add_argument("--delivery", metavar="ID", help="replay a stored delivery instead of a file")
     p.add_argument("--event", help="the X-GitHub-Event name (required with a file)")
+    p.add_argument("--repo", metavar="PATH",
+                   help="with --dry-run: a local clone to read instead of GitHub; writes are listed")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--url", help="POST it, signed, to this webhook URL")
     where.add_argument("--dry-run", action="store_true", help="process it in this process; print the effects")
@@ -350,7 +352,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         status, answer = replay_to_url(settings, args.url, event, body)
         sys.stdout.write(f"{status} {answer}\n")
         return EXIT_OK if status < 300 else EXIT_FINDINGS
-    sys.stdout.write(replay_dry_run(settings, event, body))
+    sys.stdout.write(replay_dry_run(settings, event, body, args.repo))
     return EXIT_OK
 
 

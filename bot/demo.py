@@ -1,4 +1,5 @@
-"""`rocmbot demo`: build a small example repository with a PR, and analyse the PR."""
+"""`rocmbot demo`: build a small example repository with a PR, analyse it, and show what the
+App would post on the PR (through the local port, which records writes instead of sending)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from bot.analysis.engine import analyze
 from bot.analysis.tree import GitRepository
 from bot.example import BASE_FILES, HEAD_FILES
 from bot.formats import FORMATS
+from bot.local_port import LocalPort, Write
 
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "rocmbot demo",
@@ -20,6 +22,8 @@ _GIT_ENV = {
     "GIT_CONFIG_GLOBAL": os.devnull,
     "GIT_CONFIG_NOSYSTEM": "1",
 }
+DEMO_REPO = "example/miles"
+DEMO_PR = 1
 
 
 def _git(root: Path, *args: str) -> str:
@@ -47,14 +51,62 @@ def build_example(root: Path) -> tuple[str, str]:
     return base, head
 
 
+def describe_writes(writes: list[Write]) -> str:
+    """What the App would have sent to GitHub, one line a write."""
+    lines = []
+    for w in writes:
+        p = w.payload
+        if w.kind == "check_run":
+            title = (p.get("output") or {}).get("title", "")
+            lines.append(f"- check run `{p.get('name')}`: {p.get('conclusion') or p.get('status')} ({title})")
+        elif w.kind == "comment":
+            lines.append(f"- summary comment on PR #{DEMO_PR} ({len(p['body'])} characters: the report)")
+        elif w.kind == "review":
+            where = ", ".join(f"`{c['path']}:{c['line']}`" for c in p["comments"])
+            lines.append(f"- review on the head with {len(p['comments'])} inline comment(s): {where}")
+        elif w.kind == "dispatch":
+            lines.append(f"- workflow dispatch of `{w.target}` with tests `{p['inputs']['tests']}`")
+        else:
+            lines.append(f"- {w.kind} on {w.target}")
+    return "\n".join(lines) or "- nothing"
+
+
+def post_through_local_port(root: Path, base: str, head: str) -> list[Write]:
+    """Run the pull_request handlers against the example, recording their writes."""
+    from bot.context import HandlerContext
+    from bot.events import Event
+    from bot.store.store import Store
+    from config.settings import Settings
+    from handlers import build_router
+
+    port = LocalPort(str(root), repo=DEMO_REPO, prs={DEMO_PR: (base, head)}, default_ref=base,
+                     author="contributor", permissions={"contributor": "write"})
+    with tempfile.TemporaryDirectory(prefix="rocmbot-demo-db-") as tmp:
+        store = Store(f"sqlite:///{Path(tmp) / 'demo.db'}")
+        try:
+            store.upgrade()
+            event = Event.from_payload("pull_request", "demo", {
+                "action": "opened", "number": DEMO_PR,
+                "pull_request": {"number": DEMO_PR, "head": {"sha": head}},
+                "repository": {"full_name": DEMO_REPO}, "installation": {"id": 1}})
+            build_router().dispatch(event, HandlerContext(Settings(dry_run=False), store, event, port))
+        finally:
+            store.close()
+            port.close()
+    return port.writes
+
+
 def run_demo(folder: str | None, fmt: str) -> str:
-    """Analyse the example PR and return the rendered report."""
+    """Analyse the example PR and return the rendered report, and what would be posted."""
     with tempfile.TemporaryDirectory(prefix="rocmbot-demo-") as tmp:
         root = Path(folder) if folder else Path(tmp) / "repo"
         base, head = build_example(root)
         with GitRepository(root) as repo:
             report = analyze(repo.tree(base), repo.tree(head))
-        intro = (
-            f"Example repository at {root} (kept)\n" if folder else ""
-        )
-        return intro + FORMATS[fmt](report)
+        out = FORMATS[fmt](report)
+        if fmt in ("markdown", "text"):
+            writes = post_through_local_port(root, base, head)
+            out += "\n---\nWhat the App would post on the PR:\n\n" + describe_writes(writes) + "\n"
+        if folder:
+            out = f"Example repository at {root} (kept)\n" + out
+        return out

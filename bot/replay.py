@@ -27,11 +27,14 @@ def replay_to_url(settings: Settings, url: str, event: str, body: bytes) -> tupl
     return answer.status_code, answer.text
 
 
-def replay_dry_run(settings: Settings, event: str, body: bytes) -> str:
-    """Process the payload with this process's handlers on a scratch store, in dry-run, and
-    describe what they would have done."""
+def replay_dry_run(settings: Settings, event: str, body: bytes, repo_path: str | None = None) -> str:
+    """Process the payload with this process's handlers on a scratch store and describe what
+    they would have done. With ``repo_path`` (a local clone) GitHub is the local port: reads
+    come from the clone, and writes are recorded and listed instead of sent."""
     from bot.context import context_factory
+    from bot.demo import describe_writes
     from bot.events import Event
+    from bot.local_port import LocalPort
     from bot.store.store import Store
     from handlers import build_router
 
@@ -40,21 +43,38 @@ def replay_dry_run(settings: Settings, event: str, body: bytes) -> str:
                                   verify=False)
     except WebhookError as exc:
         return f"not a valid delivery: {exc.reason}\n"
-    dry = settings.model_copy(update={"dry_run": True})
+    ev = Event.from_payload(delivery.event, f"replay-{uuid.uuid4()}", delivery.payload)
+    port: LocalPort | None = None
+    if repo_path is not None:
+        pr = delivery.payload.get("pull_request") or {}
+        base = (pr.get("base") or {}).get("sha") or "HEAD"
+        head = (pr.get("head") or {}).get("sha") or "HEAD"
+        author = str((pr.get("user") or {}).get("login") or "contributor")
+        port = LocalPort(repo_path, repo=ev.repository or "local/repo",
+                         prs={ev.pr_number: (base, head)} if ev.pr_number is not None else {},
+                         default_ref=base, author=author)
+    run_settings = settings.model_copy(update={"dry_run": port is None})
     with tempfile.TemporaryDirectory(prefix="rocmbot-replay-") as tmp:
         store = Store(f"sqlite:///{Path(tmp) / 'replay.db'}")
         try:
             store.upgrade()
-            ev = Event.from_payload(delivery.event, f"replay-{uuid.uuid4()}", delivery.payload)
             router = build_router()
+            factory = context_factory(run_settings, store, (lambda e: port) if port is not None else None)
             handlers = router.handlers(ev)
-            outcomes = router.dispatch(ev, context_factory(dry, store)(ev)) if handlers else []
+            outcomes = router.dispatch(ev, factory(ev)) if handlers else []
             planned = [{"kind": e.kind, "target": e.target, "status": e.status, "result": e.result}
                        for e in store.effects()]
         finally:
             store.close()
+            if port is not None:
+                port.close()
     lines = [f"event {ev.name}.{ev.action or '-'} repository={ev.repository} pr={ev.pr_number}",
-             f"handlers: {', '.join(o.handler for o in outcomes) or 'none for this event'}",
-             "planned effects:" if planned else "planned effects: none"]
-    lines.extend("  " + json.dumps(p, default=str) for p in planned)
+             f"handlers: {', '.join(o.handler for o in outcomes) or 'none for this event'}"]
+    if port is not None:
+        lines.append("would post:")
+        lines.append(describe_writes(port.writes))
+    else:
+        lines.append("planned effects:" if planned else
+                     "planned effects: none (without --repo and App credentials, GitHub cannot be read)")
+        lines.extend("  " + json.dumps(p, default=str) for p in planned)
     return "\n".join(lines) + "\n"

@@ -118,3 +118,21 @@ def test_serve_and_worker_processes_stop_cleanly_on_sigterm(tmp_path: Path) -> N
     assert serve.returncode in (0, -signal.SIGTERM) and worker.returncode == 0
     assert '"message": "service stopped"' in serve_err
     assert '"message": "worker started"' in worker_err
+
+
+def test_replay_dry_run_against_a_local_clone_lists_what_would_be_posted(
+    tmp_path: Path, db_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.demo import build_example
+
+    base, head = build_example(tmp_path / "clone")
+    payload = pr_payload(number=1, sha=head, action="opened")
+    payload["pull_request"]["base"]["sha"] = base
+    file = tmp_path / "pr.json"
+    file.write_text(json.dumps(payload))
+    assert main(["replay", str(file), "--event", "pull_request", "--dry-run",
+                 "--repo", str(tmp_path / "clone")]) == 0
+    out = capsys.readouterr().out
+    assert "handlers: handlers.review.review_pull_request" in out
+    assert "- check run `rocmbot / analysis`: failure" in out
+    assert "- summary comment on PR #1" in out
