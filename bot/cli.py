@@ -91,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     q = dl.add_parser("retry", help="queue a delivery again")
     q.add_argument("id", help="the X-GitHub-Delivery id")
 
+    p = sub.add_parser("reconcile", help="ask GitHub to redeliver deliveries the service missed")
+    p.add_argument("--since", type=float, metavar="MINUTES",
+                   help="look this far back (default: ROCMBOT_RECONCILE_WINDOW_MINUTES, 180; at most 4320)")
+    p.add_argument("--dry-run", action="store_true", help="list what would be redelivered; ask nothing")
+
     p = sub.add_parser("replay", help="send a captured or stored payload to a service, or process it here")
     p.add_argument("file", nargs="?", help="a JSON payload file (or use --delivery)")
     p.add_argument("--delivery", metavar="ID", help="replay a stored delivery instead of a file")
@@ -356,6 +361,28 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_reconcile(args: argparse.Namespace) -> int:
+    from bot.reconcile import ReconcileError, run_once
+
+    settings = _settings()
+    if args.since is not None and not 0 < args.since <= 3 * 24 * 60:
+        raise UsageError("--since takes minutes between 0 and 4320 (GitHub keeps deliveries three days)")
+    store = _store()
+    try:
+        result = run_once(settings, store, since_minutes=args.since, dry_run=args.dry_run)
+    except ReconcileError as exc:
+        raise UsageError(str(exc)) from exc
+    finally:
+        store.close()
+    verb = "would redeliver" if args.dry_run else "redelivered"
+    for guid in result.redelivered:
+        sys.stdout.write(f"{verb} {guid}\n")
+    for problem in result.errors:
+        sys.stdout.write(f"failed {problem}\n")
+    sys.stdout.write(f"reconcile: {result.summary()}\n")
+    return EXIT_FINDINGS if result.errors else EXIT_OK
+
+
 def _cmd_ci(args: argparse.Namespace) -> int:
     import shlex
 
@@ -377,6 +404,7 @@ _COMMANDS = {
     "worker": _cmd_worker,
     "db": _cmd_db,
     "deliveries": _cmd_deliveries,
+    "reconcile": _cmd_reconcile,
     "replay": _cmd_replay,
     "ci": _cmd_ci,
 }

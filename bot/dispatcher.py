@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from bot.effects import Effects
+from bot.formats.escape import code
 from bot.port import GitHubPort
 from bot.store.dispatch import Dispatch, DispatchStore, SelectedTest
 from config.repo import RepoConfig
@@ -61,6 +62,21 @@ def workflow_problem(text: bytes | None, path: str) -> str | None:
     return None
 
 
+def _passable(word: str) -> bool:
+    """A test path or suite name that survives the workflow's `tests.split()` as itself."""
+    return bool(word) and not word.startswith("-") and not any(c.isspace() for c in word)
+
+
+def find_check(gh: GitHubPort, repo: str, head: str, external_id: str) -> dict[str, Any] | None:
+    """The `rocmbot / rocm` check with this external id on ``head``, if GitHub has it: made by
+    an attempt that died (a 5xx after the write, a killed worker) before the ledger recorded it.
+    Creating it again would show two checks, two approve buttons (found by bench/chaos.py)."""
+    for run in gh.check_runs(repo, head, ROCM_CHECK):
+        if run.external_id == external_id:
+            return {"id": run.id, "reconciled": True}
+    return None
+
+
 def dispatch_key(repo: str, pr: int, head: str, suite: str, tests: list[str], origin: str) -> str:
     raw = "\n".join([repo, str(pr), head, suite, *sorted(tests), origin])
     return hashlib.sha256(raw.encode()).hexdigest()
@@ -92,6 +108,15 @@ class Dispatcher:
         command's comment id, an approval, or automatic)."""
         if not tests:
             raise Refusal("there is nothing to run: no enabled ROCm test is selected for this head.")
+        unsafe = sorted({t.path for t in tests if not _passable(t.path)} | {
+            t.suite for t in tests if not _passable(t.suite)})
+        if unsafe:
+            raise Refusal(
+                f"{', '.join(code(u) for u in unsafe)}: the workflow's `tests` and `suite` inputs are "
+                "space-separated words, so a test path or suite name with white space (or one that "
+                "starts with `-`, which the runner would read as an option) would reach it as "
+                "something else. Rename it; nothing was dispatched."
+            )
         current = self.gh.pull_request(repo, pr)
         if current.head_sha != head:
             raise Refusal(
@@ -150,8 +175,11 @@ class Dispatcher:
                 payload = self.check_payload(head, dispatch_id, suite, paths, gpu, "queued")
                 return {"id": self.gh.create_check_run(repo, payload).id}
 
+            def made_check(dispatch_id: str = dispatch_id) -> dict[str, Any] | None:
+                return find_check(self.gh, repo, head, dispatch_id)
+
             check = self.effects.once(
-                f"rocm-check:{dispatch_id}", "check_run", f"{repo}@{head}", create_check
+                f"rocm-check:{dispatch_id}", "check_run", f"{repo}@{head}", create_check, made_check
             )
             if check and check.get("id"):
                 self.runs.update(dispatch_id, check_run_id=check["id"])
@@ -183,8 +211,8 @@ class Dispatcher:
         url: str | None = None,
         detail: str = "",
     ) -> dict[str, Any]:
-        lines = [f"Suite `{suite}`, about {minutes(gpu)}; dispatch `{dispatch_id}`.", ""]
-        lines.extend(f"- `{p}`" for p in paths)
+        lines = [f"Suite {code(suite)}, about {minutes(gpu)}; dispatch `{dispatch_id}`.", ""]
+        lines.extend(f"- {code(p)}" for p in paths)
         if detail:
             lines.extend(["", detail])
         payload: dict[str, Any] = {

@@ -9,11 +9,11 @@ logged, not sent.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bot.port import GitHubPort, InlineComment
-from bot.publish import SUMMARY_MARKER, batches
+from bot.publish import batches, is_summary
 from bot.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -96,11 +96,13 @@ class Effects:
     # the sticky comment ----------------------------------------------------
 
     def find_summary(self, repo: str, number: int) -> tuple[int, str] | None:
-        """The sticky comment (id, body): the ledger remembers it; GitHub is asked otherwise."""
+        """The sticky comment (id, body): a comment by a bot account that starts with the
+        marker. Anyone may write the marker in a comment of their own; taking theirs would
+        read a state they wrote and try to edit a comment that is not the App's."""
         if self.port is None:
             return None
         for comment in self.port.comments(repo, number):
-            if SUMMARY_MARKER in comment.body:
+            if comment.author_is_bot and is_summary(comment.body):
                 return comment.id, comment.body
         return None
 
@@ -137,8 +139,17 @@ class Effects:
 
     # the review ------------------------------------------------------------
 
-    def review(self, repo: str, number: int, head_sha: str, body: str, comments: list[InlineComment]) -> Any:
-        """One review per head commit, carrying the inline comments."""
+    def review(
+        self,
+        repo: str,
+        number: int,
+        head_sha: str,
+        body: str,
+        comments: list[InlineComment],
+        keys: Sequence[str] = (),
+    ) -> Any:
+        """One review per head commit, carrying the inline comments (``keys``: their finding
+        keys, kept in the ledger for `posted_inline`)."""
         key = f"review:{repo}#{number}:{head_sha}"
         text = f"{REVIEW_MARKER}\n{body}"
 
@@ -147,6 +158,7 @@ class Effects:
             return {
                 "id": self.port.create_review(repo, number, head_sha, text, comments),
                 "comments": len(comments),
+                "keys": list(keys),
             }
 
         def reconcile() -> dict[str, Any] | None:
@@ -157,3 +169,17 @@ class Effects:
             return None
 
         return self.once(key, "review", f"{repo}#{number}@{head_sha}", act, reconcile)
+
+    def posted_inline(self, repo: str, number: int) -> list[str]:
+        """Finding keys of the inline comments the ledger knows this PR's reviews carried.
+
+        The sticky comment records them too, but only once it is written: an attempt that
+        reviewed a head and died before its summary, with the head moved on meanwhile, would
+        otherwise have the next head's review repeat the same comments (found by bench/chaos.py).
+        """
+        heads = self.store.pr_heads(f"{repo}#{number}")
+        found: list[str] = []
+        for effect in self.store.effects_for([f"review:{repo}#{number}:{h}" for h in heads]):
+            if isinstance(effect.result, dict):
+                found.extend(str(k) for k in effect.result.get("keys") or [])
+        return found

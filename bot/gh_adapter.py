@@ -11,6 +11,7 @@ from typing import Any
 from github import Auth, Github, GithubException, GithubRetry
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
+from bot.logs import redact_secrets
 from bot.port import (
     BlobRequest,
     ChangedFile,
@@ -59,9 +60,10 @@ class _Retry(GithubRetry):
         is_write = method == "POST" and not (url or "").rstrip("/").endswith("/graphql")
         unsafe_error = error is not None and not isinstance(error, NewConnectionError | ConnectTimeoutError)
         if is_write and ((response is not None and response.status >= 500) or unsafe_error):
-            return self.new(total=0, connect=0, read=0, status=0, other=0).increment(
-                method, url, response, error, _pool, _stacktrace
-            )
+            # Exhausted, so the parent raises and the caller sees the 5xx. Not through this
+            # override again: that would recurse until RecursionError (found by bench/chaos.py).
+            exhausted = self.new(total=0, connect=0, read=0, status=0, other=0)
+            return GithubRetry.increment(exhausted, method, url, response, error, _pool, _stacktrace)
         return super().increment(method, url, response, error, _pool, _stacktrace)
 
     def get_retry_after(self, response: Any) -> float | None:
@@ -71,17 +73,22 @@ class _Retry(GithubRetry):
         return value
 
 
+def retry_policy(settings: Settings) -> GithubRetry:
+    """The retry policy of every client the service builds (never a write twice)."""
+    return _Retry(
+        min_secondary_wait=settings.secondary_rate_wait_seconds,
+        total=settings.github_retries,
+        backoff_factor=settings.github_backoff_seconds,
+        raise_on_status=False,
+    )
+
+
 def _client(settings: Settings, auth: Auth.Auth) -> Github:
     return Github(
         auth=auth,
         base_url=settings.github_api_url,
         per_page=100,
-        retry=_Retry(
-            min_secondary_wait=settings.secondary_rate_wait_seconds,
-            total=settings.github_retries,
-            backoff_factor=settings.github_backoff_seconds,
-            raise_on_status=False,
-        ),
+        retry=retry_policy(settings),
         seconds_between_requests=None,
         seconds_between_writes=settings.seconds_between_writes,
         timeout=30,
@@ -97,6 +104,7 @@ class GitHubApp:
         if settings.app_id is None or key is None:
             raise ValueError("ROCMBOT_APP_ID and a private key are needed to act on GitHub")
         self.settings = settings
+        redact_secrets()  # PyGithub logs response bodies at DEBUG, new installation tokens included
         self._auth = Auth.AppAuth(settings.app_id, key)
         self._clients: dict[int, PyGithubPort] = {}
         self._lock = threading.Lock()
@@ -359,4 +367,12 @@ class PyGithubPort:
         return [_run(r) for r in data.get("workflow_runs", [])]
 
     def cancel_run(self, repo: str, run_id: int) -> None:
-        self._call("POST", f"/repos/{repo}/actions/runs/{run_id}/cancel")
+        """Stop a run; one that has already completed (409) needs no stopping. Raising would fail
+        the delivery again on every retry until its `workflow_run` webhook arrived, or for good if
+        that one never does (found by bench/chaos.py)."""
+        try:
+            self._call("POST", f"/repos/{repo}/actions/runs/{run_id}/cancel")
+        except GithubException as exc:
+            if exc.status != 409:
+                raise
+            log.info("run already completed: nothing to cancel", extra={"repository": repo, "run_id": run_id})

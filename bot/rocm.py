@@ -10,7 +10,8 @@ from typing import Literal
 from bot.analysis.engine import audit
 from bot.authz import Actor, actor, who_may
 from bot.context import HandlerContext
-from bot.dispatcher import APPROVE_ACTION, ROCM_CHECK, Dispatcher, Refusal, Result, minutes
+from bot.dispatcher import APPROVE_ACTION, ROCM_CHECK, Dispatcher, Refusal, Result, find_check, minutes
+from bot.formats.escape import code
 from bot.ghtree import GitHubTree
 from bot.port import PullRequest
 from bot.store.dispatch import DispatchStore, SelectedTest, Selection, tests_hash
@@ -85,9 +86,9 @@ class RocmRuns:
                 tests.append(known[clean])
             elif head.blob_id(clean) is None:
                 hint = " (did you mean `/run-amd cancel`?)" if clean in ("canel", "cancle") else ""
-                problems.append(f"`{clean}` is not a file at the head{hint}")
+                problems.append(f"{code(clean)} is not a file at the head{hint}")
             else:
-                problems.append(f"`{clean}` has no enabled ROCm marker in a per-PR suite")
+                problems.append(f"{code(clean)} has no enabled ROCm marker in a per-PR suite")
         return tests, problems
 
     # budgets and approvals ---------------------------------------------------
@@ -124,7 +125,7 @@ class RocmRuns:
         blocked = sorted({t.path for t in tests} & set(failing))
         if blocked and not force:
             raise Refusal(
-                f"{', '.join(f'`{p}`' for p in blocked)} ha{'ve' if len(blocked) > 1 else 's'} error "
+                f"{', '.join(code(p) for p in blocked)} ha{'ve' if len(blocked) > 1 else 's'} error "
                 "findings (see the summary): the runs would fail after taking the GPUs. Fix them, or a "
                 "maintainer can `/run-amd --force`."
             )
@@ -158,7 +159,7 @@ class RocmRuns:
         self.runs.save_selection(self.repo, self.number, head, self.pr.author, tests, [], "pending")
         cost = sum(t.gpu_minutes for t in tests)
         lines = [f"Waiting for a maintainer: {reason}.", "", f"Estimated cost: about {minutes(cost)}.", ""]
-        lines.extend(f"- `{t.path}` on `{t.suite}`" for t in tests)
+        lines.extend(f"- {code(t.path)} on {code(t.suite)}" for t in tests)
         payload = {
             "name": ROCM_CHECK,
             "head_sha": head,
@@ -176,11 +177,14 @@ class RocmRuns:
                 }
             ],
         }
+        external_id = f"pending-{tests_hash(tests)[:16]}"
+        payload["external_id"] = external_id
         check = self.effects.once(
             f"pending-check:{self.repo}#{self.number}:{head}:{tests_hash(tests)}",
             "check_run",
             f"{self.repo}@{head}",
             lambda: {"id": self.gh.create_check_run(self.repo, payload).id},
+            lambda: find_check(self.gh, self.repo, head, external_id),
         )
         if check and check.get("id"):
             self.runs.set_selection(self.repo, self.number, head, check_run_id=check["id"])
@@ -198,11 +202,14 @@ class RocmRuns:
                 "summary": refusal.reason,
             },
         }
+        external_id = f"refusal-{refusal.rule or 'none'}"
+        payload["external_id"] = external_id
         self.effects.once(
             f"refusal-check:{self.repo}#{self.number}:{head}:{refusal.rule}",
             "check_run",
             f"{self.repo}@{head}",
             lambda: {"id": self.gh.create_check_run(self.repo, payload).id},
+            lambda: find_check(self.gh, self.repo, head, external_id),
         )
 
     def approve(self, who: Actor, via: str) -> Outcome:
@@ -239,11 +246,11 @@ def describe(result: Result) -> str:
     parts = []
     for d in result.dispatched:
         parts.append(
-            f"`{d.suite}`: {len(d.tests)} test{'s' if len(d.tests) != 1 else ''}, "
+            f"{code(d.suite)}: {len(d.tests)} test{'s' if len(d.tests) != 1 else ''}, "
             f"about {minutes(d.gpu_minutes)} (dispatch `{d.dispatch_id}`)"
         )
     for d in result.already:
-        parts.append(f"`{d.suite}`: already running (dispatch `{d.dispatch_id}`)")
+        parts.append(f"{code(d.suite)}: already running (dispatch `{d.dispatch_id}`)")
     return "; ".join(parts)
 
 

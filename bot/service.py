@@ -22,8 +22,23 @@ def serve(settings: Settings, host: str, port: int, *, with_worker: bool = True)
     from bot.app import create_app
 
     app = create_app(settings, run_worker=with_worker)
-    uvicorn.run(app, host=host, port=port, log_config=None, access_log=False,
-                timeout_graceful_shutdown=30)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
+                                           timeout_graceful_shutdown=30))
+    reconciler = None
+    if settings.reconcile_minutes > 0 and settings.has_app_credentials:
+        from bot.reconcile import Reconciler
+
+        reconciler = Reconciler(settings, ready=lambda: bool(server.started))
+        reconciler.start()
+        log.info("reconciler started", extra={"every_minutes": settings.reconcile_minutes,
+                                              "window_minutes": settings.reconcile_window_minutes})
+    elif settings.reconcile_minutes > 0:
+        log.warning("ROCMBOT_RECONCILE_MINUTES is set but there are no App credentials: not reconciling")
+    try:
+        server.run()
+    finally:
+        if reconciler is not None:
+            reconciler.stop()
 
 
 def run_workers(settings: Settings, concurrency: int) -> None:

@@ -50,6 +50,14 @@ class Settings(BaseSettings):
     poll_seconds: float = Field(default=0.5, gt=0)
     worker_concurrency: int = Field(default=2, ge=1, le=64)
     analyse_drafts: bool = Field(default=False, description="analyse draft PRs too")
+    reconcile_minutes: float = Field(
+        default=0.0, ge=0, description="`rocmbot serve` asks GitHub to redeliver missed deliveries "
+        "this often, and once shortly after it starts (0: never; needs App credentials)"
+    )
+    reconcile_window_minutes: float = Field(
+        default=180.0, gt=0, le=3 * 24 * 60,
+        description="how far back the reconciler looks (GitHub keeps deliveries three days)"
+    )
     log_format: Literal["json", "text"] = "json"
     log_level: str = "INFO"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 
 from bot.authz import who_may
@@ -9,6 +10,7 @@ from bot.commands import VALID, Command, parse
 from bot.context import HandlerContext
 from bot.dispatcher import Refusal, minutes
 from bot.events import Event
+from bot.formats.escape import code
 from bot.rocm import RocmRuns, describe
 from bot.router import Router
 
@@ -27,11 +29,34 @@ HELP = """**rocmbot commands** (the first line of a PR comment):
 
 
 def _reply(runs: RocmRuns, event: Event, comment_id: int, kind: str, text: str) -> None:
+    """One reply per command (a comment and its text: an edit is a new command).
+
+    The reply carries a hidden marker, so an attempt that died after GitHub made the comment
+    but before the ledger recorded it (a 5xx after the write, a killed worker) finds it and
+    brings it up to date instead of answering twice; a retry may have reached another outcome.
+    """
+    command = str((event.payload.get("comment") or {}).get("body") or "")
+    digest = hashlib.sha1(command.encode(), usedforsecurity=False).hexdigest()[:12]
+    marker = f"<!-- rocmbot:reply {comment_id}:{digest} -->"
+    body = f"{text}\n\n{marker}"
+
+    def create() -> dict[str, object]:
+        return {"id": runs.gh.create_comment(runs.repo, runs.number, body).id, "kind": kind}
+
+    def reconcile() -> dict[str, object] | None:
+        for found in runs.gh.comments(runs.repo, runs.number):
+            if found.author_is_bot and marker in found.body:
+                if found.body != body:
+                    runs.gh.edit_comment(runs.repo, found.id, body)
+                return {"id": found.id, "kind": kind, "reconciled": True}
+        return None
+
     runs.effects.once(
-        f"reply:{event.repository}:{comment_id}:{kind}",
+        f"reply:{event.repository}:{comment_id}:{digest}",
         "comment",
         f"{event.repository}#{event.pr_number}",
-        lambda: {"id": runs.gh.create_comment(runs.repo, runs.number, text).id},
+        create,
+        reconcile,
     )
 
 
@@ -60,7 +85,7 @@ def _help(runs: RocmRuns) -> str:
         lines.append(
             f"\nThis head's selection: {len(selection.tests)} tests, about {minutes(selection.gpu_minutes)}:"
         )
-        lines.extend(f"- `{t.path}` on `{t.suite}`" for t in selection.tests)
+        lines.extend(f"- {code(t.path)} on {code(t.suite)}" for t in selection.tests)
     return "\n".join(lines)
 
 
@@ -72,7 +97,7 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
             event,
             comment_id,
             "unknown",
-            f"`{command.text[:80]}` is not a rocmbot command; did you mean `{command.suggestion}`? "
+            f"{code(command.text[:80])} is not a rocmbot command; did you mean `{command.suggestion}`? "
             "`/run-amd help` lists them.",
         )
         return

@@ -79,13 +79,15 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
 
     existing = effects.find_summary(repo, number)
     previous = SummaryState.load(existing[1] if existing else None)
+    previous.posted = list(dict.fromkeys([*previous.posted, *effects.posted_inline(repo, number)]))
     blobs = {f.path: f.blob_sha for f in files}
     diff = {f.path: diff_lines(f.patch) for f in files}
     inline = inline_comments(report, diff, blobs, previous.posted)
     keys = {finding_key(f, blobs.get(f.path or "")): f for f in report.findings}
     if inline:  # before the summary, which records them as posted
         effects.review(
-            repo, number, pr.head_sha, REVIEW_BODY, [InlineComment(c.path, c.line, c.body) for c in inline]
+            repo, number, pr.head_sha, REVIEW_BODY, [InlineComment(c.path, c.line, c.body) for c in inline],
+            keys=[c.key for c in inline],
         )
     if existing is not None or is_relevant(report):
         body, _ = summary_body(report, previous, keys, [c.key for c in inline])

@@ -89,6 +89,9 @@ async def _drop(send: Send) -> None:
     await asyncio.sleep(0.01)
 
 
+_MESSAGES = {500: "Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
+
+
 def _fault_answer(
     fault: Fault, caller: Caller, limiter: RateLimiter, resource: str
 ) -> tuple[int, Any, dict[str, str]]:
@@ -113,8 +116,7 @@ def _fault_answer(
             "#about-secondary-rate-limits",
         }
         return fault.status, body, headers
-    messages = {500: "Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
-    return fault.status, {"message": messages.get(fault.status, "Server Error")}, headers
+    return fault.status, {"message": _MESSAGES.get(fault.status, "Server Error")}, headers
 
 
 async def _edge(app: SimulatorApp, scope: Scope, receive: Receive, send: Send) -> None:
@@ -154,6 +156,9 @@ async def _edge(app: SimulatorApp, scope: Scope, receive: Receive, send: Send) -
         )
         return
     call.installation_id = caller.installation_id
+    after: Fault | None = None
+    if fault is not None and fault.kind == "status_after":  # carried out first, then answered 5xx
+        after, fault = fault, None
     if fault is not None:
         call.fault = fault.kind
         status, answer, answer_headers = _fault_answer(fault, caller, app.limiter, resource)
@@ -189,6 +194,10 @@ async def _edge(app: SimulatorApp, scope: Scope, receive: Receive, send: Send) -
         return await receive()
 
     async def send_with_headers(message: Message) -> None:
+        if after is not None:  # the client gets the fault's answer instead
+            if message["type"] == "http.response.start":
+                captured["status"] = message["status"]
+            return
         if message["type"] == "http.response.start":
             captured["status"] = call.status = message["status"]  # before the client can see the answer
             message["headers"] = [
@@ -200,6 +209,11 @@ async def _edge(app: SimulatorApp, scope: Scope, receive: Receive, send: Send) -
         await send(message)
 
     await FastAPI.__call__(app, scope, replay, send_with_headers)
+    if after is not None:
+        call.fault, call.status = after.kind, after.status  # already counted against the rate limit
+        await _send_json(send, after.status, {"message": _MESSAGES.get(after.status, "Server Error")},
+                         rate_headers)
+        return
     operation = scope["ghsim"].get("operation")
     if app.validate_responses and operation is not None and 200 <= call.status < 300 and captured["body"]:
         problems = app.spec.validate_response(operation, call.status, json.loads(captured["body"]))

@@ -80,7 +80,7 @@ class RateLimiter:
 class Fault:
     """One rule of the plan; ``times`` None means every matching request (subject to ``fraction``)."""
 
-    kind: str  # status, secondary, too_many, primary, slow, drop
+    kind: str  # status, status_after, secondary, too_many, primary, slow, drop
     method: str | None = None
     path: str | re.Pattern[str] | None = None
     times: int | None = 1
@@ -151,6 +151,19 @@ class FaultPlan:
     ) -> Fault:
         """Answer ``status`` (a 5xx) to the next ``times`` matching requests, or to a seeded ``fraction``."""
         return self.add(Fault("status", method, path, times, fraction, status=status))
+
+    def fail_after(
+        self,
+        status: int = 502,
+        *,
+        times: int | None = 1,
+        fraction: float | None = None,
+        method: str | None = None,
+        path: str | re.Pattern[str] | None = None,
+    ) -> Fault:
+        """Carry the request out, then answer ``status`` instead of its result: a write that was made
+        although the client saw a 5xx (GitHub does this under load)."""
+        return self.add(Fault("status_after", method, path, times, fraction, status=status))
 
     def secondary_rate_limit(
         self,

@@ -337,23 +337,57 @@ class Store:
         return count
 
     def newer_head(self, record: DeliveryRecord) -> str | None:
-        """The head SHA of a newer stored pull_request delivery of the same PR, if it differs."""
+        """The head that replaced this delivery's head, when a newer stored delivery proves it.
+
+        The proof is a ``synchronize`` delivery of the same PR, stored after this one, whose
+        ``before`` is this head: a push from it. A newer delivery with merely another head
+        proves nothing: GitHub delivers concurrently and redeliveries come late, so a delivery
+        stored later may carry an older head, and superseding on it would leave the PR's final
+        head unanalysed.
+        """
         if record.pr_key is None or record.head_sha is None:
             return None
         with self.engine.connect() as conn:
-            row = conn.execute(
-                select(deliveries.c.head_sha)
+            rows = conn.execute(
+                select(deliveries.c.head_sha, deliveries.c.payload)
                 .where(deliveries.c.pr_key == record.pr_key, deliveries.c.id > record.id,
-                       deliveries.c.event == "pull_request", deliveries.c.head_sha.is_not(None),
-                       deliveries.c.head_sha != record.head_sha)
-                .order_by(deliveries.c.id.desc()).limit(1)
-            ).first()
-        return None if row is None else str(row[0])
+                       deliveries.c.event == "pull_request", deliveries.c.action == "synchronize",
+                       deliveries.c.head_sha.is_not(None), deliveries.c.head_sha != record.head_sha)
+                .order_by(deliveries.c.id.desc()).limit(200)
+            ).all()
+        for head, payload in rows:
+            try:
+                before = json.loads(payload).get("before")
+            except (ValueError, AttributeError):
+                continue
+            if before == record.head_sha:
+                return str(head)
+        return None
+
+    def pr_heads(self, pr_key: str) -> list[str]:
+        """Every head SHA the stored deliveries of one PR carried."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(deliveries.c.head_sha).distinct()
+                .where(deliveries.c.pr_key == pr_key, deliveries.c.head_sha.is_not(None))
+            ).all()
+        return [str(r[0]) for r in rows]
 
     def get(self, delivery_id: str) -> DeliveryRecord | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(deliveries).where(deliveries.c.delivery_id == delivery_id)).first()
         return None if row is None else DeliveryRecord.from_row(row)
+
+    def stored_ids(self, delivery_ids: list[str]) -> set[str]:
+        """Which of these delivery ids are stored (any status)."""
+        found: set[str] = set()
+        unique = list(dict.fromkeys(delivery_ids))
+        with self.engine.connect() as conn:
+            for start in range(0, len(unique), 500):
+                part = unique[start:start + 500]
+                found.update(str(r[0]) for r in conn.execute(
+                    select(deliveries.c.delivery_id).where(deliveries.c.delivery_id.in_(part))).all())
+        return found
 
     def recent(self, status: str | None = None, limit: int = 50) -> list[DeliveryRecord]:
         query = select(deliveries).order_by(deliveries.c.id.desc()).limit(limit)
@@ -404,6 +438,17 @@ class Store:
         with self.engine.begin() as conn:
             conn.execute(update(effects).where(effects.c.key == key).values(
                 status="done", result=json.dumps(result, default=str), updated_at=time.time()))
+
+    def effects_for(self, keys: list[str]) -> list[Effect]:
+        """The ledger entries of these keys (those recorded)."""
+        out: list[Effect] = []
+        unique = list(dict.fromkeys(keys))
+        with self.engine.connect() as conn:
+            for start in range(0, len(unique), 500):
+                rows = conn.execute(select(effects).where(effects.c.key.in_(unique[start:start + 500]))).all()
+                out.extend(Effect(r.key, r.kind, r.target, r.status,
+                                  json.loads(r.result) if r.result else None, False) for r in rows)
+        return out
 
     def effects(self, kind: str | None = None) -> list[Effect]:
         query = select(effects).order_by(effects.c.id)

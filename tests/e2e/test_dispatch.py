@@ -139,7 +139,7 @@ def test_paths_all_cancel_help_and_unknown_commands(world: World) -> None:
     (run,) = _runs(world)
     assert run.inputs["tests"] == SHORT and run.inputs["suite"] == "stage-b-1-gpu-mi350"
     _comment(world, pr, "/run-amd cancel", "dev")
-    assert _replies(world, pr)[-1] == "Cancelled 1 ROCm run."
+    assert _replies(world, pr)[-1].startswith("Cancelled 1 ROCm run.\n\n<!-- rocmbot:reply ")
     assert world.sim.state.runs[run.id].status == "completed"
     _comment(world, pr, "/run-amd help", "stranger")
     assert "/approve-amd" in _replies(world, pr)[-1]

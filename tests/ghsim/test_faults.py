@@ -67,6 +67,17 @@ def test_without_retries_a_5xx_reaches_the_client(sim: Simulator, world: World) 
     assert raised.value.status == 503
 
 
+def test_a_5xx_after_the_write_leaves_the_write_made(sim: Simulator, world: World, api: httpx.Client) -> None:
+    sim.faults.fail_after(502, times=1, method="POST", path="*/comments")
+    answer = api.post(f"/repos/rocm-org/miles/issues/{world.pull.number}/comments", json={"body": "made"})
+    assert answer.status_code == 502 and answer.json() == {"message": "Bad Gateway"}
+    assert "x-ratelimit-remaining" in answer.headers
+    assert [c.body for c in sim.state.comments_on(world.repo, world.pull.number)] == ["made"]
+    (call,) = sim.state.find_calls("POST", "*/comments")
+    assert (call.status, call.fault) == (502, "status_after")
+    assert sim.faults.count("status_after") == 1
+
+
 def test_a_random_fraction_is_reproducible_from_its_seed(sim: Simulator, api: httpx.Client) -> None:
     def pattern() -> list[int]:
         sim.faults.clear()

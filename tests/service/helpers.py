@@ -12,8 +12,8 @@ SECRET = b"test-secret"
 
 
 def pr_payload(number: int = 1, sha: str = "a" * 40, action: str = "synchronize",
-               repo: str = "octo/miles") -> dict[str, Any]:
-    return {
+               repo: str = "octo/miles", before: str | None = None) -> dict[str, Any]:
+    payload = {
         "action": action,
         "number": number,
         "pull_request": {"number": number, "head": {"sha": sha, "ref": "feature"},
@@ -23,6 +23,9 @@ def pr_payload(number: int = 1, sha: str = "a" * 40, action: str = "synchronize"
         "installation": {"id": 42},
         "sender": {"login": "dev"},
     }
+    if before is not None:  # a push: synchronize deliveries name the head they replace
+        payload["before"], payload["after"] = before, sha
+    return payload
 
 
 def comment_payload(number: int = 1, body: str = "/run-amd", repo: str = "octo/miles") -> dict[str, Any]:

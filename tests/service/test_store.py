@@ -12,8 +12,9 @@ from bot.store.store import Store, StoreError, backoff_seconds, normalise_url
 from tests.service.helpers import comment_payload, event_of, pr_payload
 
 
-def _add(store: Store, delivery_id: str, number: int = 1, sha: str = "a" * 40, now: float = 1000.0) -> bool:
-    payload = pr_payload(number, sha)
+def _add(store: Store, delivery_id: str, number: int = 1, sha: str = "a" * 40, now: float = 1000.0,
+         before: str | None = None) -> bool:
+    payload = pr_payload(number, sha, before=before)
     return store.add_delivery(event_of("pull_request", delivery_id, payload), json.dumps(payload), now=now)
 
 
@@ -91,8 +92,8 @@ def test_release_gives_work_back_without_spending_an_attempt(store: Store) -> No
 
 def test_a_newer_head_supersedes(store: Store) -> None:
     _add(store, "old", sha="1" * 40)
-    _add(store, "new", sha="2" * 40)
-    _add(store, "other-pr", number=9, sha="3" * 40)
+    _add(store, "new", sha="2" * 40, before="1" * 40)
+    _add(store, "other-pr", number=9, sha="3" * 40, before="2" * 40)
     old, new = store.get("old"), store.get("new")
     assert old is not None and new is not None
     assert store.newer_head(old) == "2" * 40
@@ -100,6 +101,23 @@ def test_a_newer_head_supersedes(store: Store) -> None:
     comment = event_of("issue_comment", "c1", comment_payload())
     store.add_delivery(comment, "{}")
     assert store.newer_head(store.get("c1")) is None  # type: ignore[arg-type]
+
+
+def test_a_later_stored_older_head_does_not_supersede(store: Store) -> None:
+    """Found by the chaos campaign: pushes 1 -> 2 -> 3 whose deliveries arrive 3, 2 (concurrent
+    delivery, or a redelivery). The delivery of 2, stored last, must not supersede the final head 3."""
+    one, two, three = "1" * 40, "2" * 40, "3" * 40
+    _add(store, "opened", sha=one)
+    _add(store, "push-3", sha=three, before=two)
+    _add(store, "push-2", sha=two, before=one)
+    records = {d: store.get(d) for d in ("opened", "push-3", "push-2")}
+    assert store.newer_head(records["push-3"]) is None  # type: ignore[arg-type]
+    assert store.newer_head(records["opened"]) == two  # type: ignore[arg-type]
+    assert store.newer_head(records["push-2"]) is None  # type: ignore[arg-type]  # the handler sees it is stale
+    # A force-push back to an earlier head: the head is current again.
+    _add(store, "back-to-1", sha=one, before=three)
+    assert store.newer_head(store.get("push-3")) == one  # type: ignore[arg-type]
+    assert store.newer_head(store.get("back-to-1")) is None  # type: ignore[arg-type]
 
 
 def test_listing_retrying_and_counts(store: Store) -> None:

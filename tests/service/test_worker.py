@@ -70,7 +70,7 @@ def test_a_stale_head_is_superseded_not_analysed(store: Store) -> None:
     analysed: list[str] = []
     router.register("pull_request")(lambda e, c: analysed.append(e.head_sha or ""))
     _add(store, "pull_request", "p1", pr_payload(sha="1" * 40))
-    _add(store, "pull_request", "p2", pr_payload(sha="2" * 40))
+    _add(store, "pull_request", "p2", pr_payload(sha="2" * 40, before="1" * 40))
     _add(store, "issue_comment", "c1", comment_payload())
     worker = Worker(store, router, SETTINGS)
     while worker.run_once():

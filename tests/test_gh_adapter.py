@@ -1,0 +1,90 @@
+"""The PyGithub adapter's retries against the simulator: reads are retried, a write never twice."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from github import GithubException
+from pydantic import SecretStr
+
+from bot.gh_adapter import GitHubApp, PyGithubPort
+from bot.ghsim import Simulator, serve_simulator
+from bot.ghsim.state import PullRequest, Repository
+from config.settings import Settings
+
+
+@pytest.fixture
+def sim() -> Iterator[Simulator]:
+    with serve_simulator() as served:
+        yield served
+
+
+Seeded = tuple[PyGithubPort, Repository, PullRequest]
+
+
+@pytest.fixture
+def seeded(sim: Simulator) -> Iterator[Seeded]:
+    found = _world(sim)
+    yield found
+    found[0].gh.close()  # no keep-alive connection left for the simulator to wait out
+
+
+def _world(sim: Simulator) -> tuple[PyGithubPort, Repository, PullRequest]:
+    state = sim.state
+    repo = state.add_repository("octo/miles", files={"README.md": "# miles\n"})
+    state.add_installation("octo", installation_id=5)
+    head = state.commit(repo, {"a.py": "x = 1\n"}, branch="feature")
+    pull = state.open_pull_request(repo, head=head, head_ref="feature")
+    settings = Settings(app_id=state.app.id, private_key=SecretStr(state.app.private_key_pem),
+                        github_api_url=sim.url, github_backoff_seconds=0, github_retries=3,
+                        seconds_between_writes=0)
+    port = GitHubApp(settings).installation(5)
+    return port, repo, pull
+
+
+def test_a_read_is_retried_after_a_5xx(sim: Simulator, seeded: Seeded) -> None:
+    port, _, pull = seeded
+    sim.faults.fail(502, times=2, method="GET", path="/repos/*/pulls/*")
+    assert port.pull_request("octo/miles", pull.number).number == pull.number
+    assert [c.status for c in sim.state.find_calls("GET", "/repos/*/pulls/*")] == [502, 502, 200]
+
+
+def test_a_write_answered_5xx_fails_once_without_a_retry(sim: Simulator, seeded: Seeded) -> None:
+    """Regression: the write guard re-entered itself until RecursionError on every POST 5xx."""
+    port, repo, pull = seeded
+    sim.faults.fail(502, times=1, method="POST", path="*/comments")
+    with pytest.raises(GithubException) as raised:
+        port.create_comment("octo/miles", pull.number, "hello")
+    assert raised.value.status == 502
+    assert [c.status for c in sim.state.find_calls("POST", "*/comments")] == [502]
+    assert sim.state.comments_on(repo, pull.number) == []
+
+
+def test_a_write_made_before_its_5xx_is_not_sent_again(sim: Simulator, seeded: Seeded) -> None:
+    port, repo, pull = seeded
+    sim.faults.fail_after(502, times=1, method="POST", path="*/comments")
+    with pytest.raises(GithubException) as raised:
+        port.create_comment("octo/miles", pull.number, "hello")
+    assert raised.value.status == 502
+    assert [c.body for c in sim.state.comments_on(repo, pull.number)] == ["hello"]  # once
+
+
+def test_cancelling_a_run_that_already_completed_is_not_an_error(sim: Simulator, seeded: Seeded) -> None:
+    """Found by bench/chaos.py: a push cancels the previous head's run; when that run had just
+    completed (its webhook not yet processed), GitHub's 409 failed the delivery on every retry."""
+    port, repo, _ = seeded
+    workflow = (Path(__file__).parents[1] / "config" / "workflows" / "rocm-targeted.yml").read_text()
+    sim.state.add_workflow(repo, ".github/workflows/rocm-targeted.yml", workflow)
+    inputs = {"tests": "tests/test_a.py", "suite": "stage-c-4-gpu-mi350", "pr_number": "1",
+              "head_sha": "a" * 40, "dispatch_id": "0123456789abcdef"}
+    run_id = port.dispatch_workflow("octo/miles", ".github/workflows/rocm-targeted.yml", "main", inputs)
+    assert run_id is not None
+    sim.state.set_run_status(run_id, "completed", "success")
+    port.cancel_run("octo/miles", run_id)
+    assert [c.status for c in sim.state.find_calls("POST", "/repos/*/actions/runs/*/cancel")] == [409]
+    assert sim.state.runs[run_id].conclusion == "success"
+    sim.faults.fail(502, times=1, method="POST", path="/repos/*/actions/runs/*/cancel")
+    with pytest.raises(GithubException):  # other failures still fail
+        port.cancel_run("octo/miles", run_id)
