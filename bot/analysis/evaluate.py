@@ -8,6 +8,14 @@ carrying the expression's source text; an undecidable condition evaluates both b
 and merges what they leave. Calls the evaluator cannot follow are reported to a callback
 (that is where launches are found). Step and depth limits bound the work; the evaluator
 never raises.
+
+Module top levels run once per interpreter and are shared by its runs. An interpreter
+keeps track of what could make a run's result differ elsewhere: reads of the platform's
+variables, modules whose top level depended on the run that loaded them, changes to a
+loaded module's state. A run that depended on none of it leaves a :class:`Footprint` of
+the module state it read, and any interpreter of the revision that :meth:`Interpreter.holds`
+it would give the same result. What depends only on a syntax tree node (its text, the
+value of a literal) is worked out once and kept on the node.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from bot.analysis.values import (
     ListV,
     ModuleV,
     Origin,
+    OriginKind,
     Part,
     SetV,
     Text,
@@ -63,6 +72,27 @@ log = logging.getLogger(__name__)
 MAX_TEXT = 200_000
 MAX_ITEMS = 20_000
 MAX_INT_BITS = 1024
+
+# The text and origin of an unknown result not worked out yet (see Interpreter._settle):
+# made at run time, so no other string is ever this object.
+_PENDING = "".join(["<pending", " text>"])
+_PENDING_ORIGIN = Origin(_PENDING, -1)
+_FAILED = object()  # a call that did not run to its end
+
+# What is worked out once per syntax tree node is kept on the node itself, so it goes away
+# with the tree (a key by id() could be reused by a later tree once this one is released).
+_SEGMENT = "_rocmbot_segment"
+_ASSIGNED = "_rocmbot_assigned"
+_GENERATOR = "_rocmbot_generator"
+_PIECES = "_rocmbot_pieces"
+_ORIGIN = "_rocmbot_origin"
+_CONSTANT = "_rocmbot_constant"
+_NAMED = "_rocmbot_named"
+_CHUNK = "_rocmbot_chunk"
+_PARAMS = "_rocmbot_params"
+_LINES = "_rocmbot_lines"  # on a module's tree: its lines, when they can be split simply
+# line breaks other than \r and \n (str.splitlines() splits there, the parser does not)
+_ODD_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,10 +145,11 @@ class _Budget(Exception):  # noqa: N818 - control flow, not an error
 class Scope:
     """Variables of a module, class body or function call."""
 
-    __slots__ = ("globals_names", "is_class", "module", "parent", "pending", "vars", "yields")
+    __slots__ = ("globals_names", "is_class", "module", "parent", "pending", "persistent", "vars",
+                 "yields")
 
     def __init__(self, variables: dict[str, Value], parent: Scope | None, module: ModuleState,
-                 is_class: bool = False) -> None:
+                 is_class: bool = False, persistent: bool = False) -> None:
         self.vars = variables
         self.parent = parent
         self.module = module
@@ -126,10 +157,12 @@ class Scope:
         self.globals_names: set[str] = set()
         self.pending: list[tuple[Value, str]] = []  # returns taken under an undecided condition
         self.yields: list[Value] | None = None
+        self.persistent = persistent  # made while a module's top level ran: module state
 
 
 class ModuleState:
-    __slots__ = ("globals", "module", "name", "path", "status")
+    __slots__ = ("_record", "dependent", "deps", "globals", "module", "name", "owner", "path",
+                 "resolved", "status")
 
     def __init__(self, path: str, name: str, module: Module) -> None:
         self.path = path
@@ -137,6 +170,41 @@ class ModuleState:
         self.module = module
         self.globals: dict[str, Value] = {}
         self.status = "new"
+        # Whether what its top level left may depend on more than the repository: the
+        # platform, the run that loaded it (its environment overrides, depth, budget).
+        self.dependent = False
+        # The interpreter whose later runs see these globals, once the top level has run.
+        self.owner: Interpreter | None = None
+        self.deps: set[str] = set()  # the modules its state was made from
+        self.resolved: set[str] = set()  # ``from m import x`` globals looked up after loading
+        self._record: tuple[str, frozenset[str], frozenset[str]] | None = None
+
+    def record(self) -> tuple[str, frozenset[str], frozenset[str]]:
+        """What a :class:`Footprint` notes of the module (see :meth:`Interpreter.holds`)."""
+        if self._record is None:
+            self._record = (self.name, frozenset(self.resolved), frozenset(self.deps))
+        return self._record
+
+
+class _Params:
+    """A function's parameter names (worked out once per function node)."""
+
+    __slots__ = ("every", "named", "positional")
+
+    def __init__(self, spec: ast.arguments) -> None:
+        self.positional = [a.arg for a in (*spec.posonlyargs, *spec.args)]
+        keyword_only = [a.arg for a in spec.kwonlyargs]
+        self.named = frozenset([*self.positional, *keyword_only])  # may be passed by name
+        self.every = [*self.positional, *keyword_only]
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """The part of an interpreter's module state a run read: per module path, its name, the
+    globals it had looked up since loading and the modules its state was made from (None:
+    no such module). See :meth:`Interpreter.holds`."""
+
+    modules: Mapping[str, tuple[str, frozenset[str], frozenset[str]] | None]
 
 
 @dataclass(slots=True)
@@ -167,6 +235,28 @@ _BUILTINS = frozenset({
 _DECORATOR_KINDS: dict[str, FuncKind] = {
     "property": "property", "staticmethod": "staticmethod", "classmethod": "classmethod",
 }
+
+
+def _line_segment(node: ast.AST, module: Module) -> str | None:
+    """``module.segment(node)[:200]`` for a node on one ASCII line, without splitting the
+    whole file into lines of bytes (None: ask the module)."""
+    line = getattr(node, "lineno", None)
+    if line is None or getattr(node, "end_lineno", None) != line:
+        return None
+    col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+    if col is None or end_col is None:
+        return None
+    tree = module.tree.__dict__
+    lines = tree.get(_LINES)
+    if lines is None:
+        lines = [] if _ODD_BREAKS.search(module.text) else module.text.splitlines(keepends=True)
+        tree[_LINES] = lines
+    if not 0 < line <= len(lines):
+        return None
+    text = cast(list[str], lines)[line - 1]
+    if not text.isascii():  # columns count bytes
+        return None
+    return " ".join(text[col:end_col].split())[:200]
 
 
 def _is_literal(node: ast.expr) -> bool:
@@ -283,7 +373,10 @@ class Interpreter:
         sinks: frozenset[str] = frozenset(),
         quiet: frozenset[str] = frozenset(),
         limits: Limits | None = None,
+        platform: frozenset[str] = frozenset(),
     ) -> None:
+        """``platform``: the variables of ``env`` whose value is the platform's (see
+        :attr:`dependent`)."""
         self._load = load
         self._exists = exists
         self.roots = tuple(roots)
@@ -293,10 +386,23 @@ class Interpreter:
         self.limits = limits or Limits()
         self.on_call: Callable[[ExternalCall], None] | None = None
         self._modules: dict[str, ModuleState | None] = {}
-        self._pieces: dict[tuple[str, int, int], list[tuple[int, ast.expr]]] = {}
-        self._assigned: dict[int, frozenset[str]] = {}
-        self._yields: dict[int, bool] = {}
+        self._found: dict[tuple[tuple[str, ...], str | None], ModuleV | None] = {}
+        self._discard: ast.expr | None = None  # an expression statement's value, not used
         self.main: ModuleState | None = None
+        self.platform = platform
+        # What another interpreter of the same revision needs to know to tell whether a run
+        # here would give the same there (see bot.analysis.launch): the modules loaded,
+        # whether their state was changed after loading, a version that moves with both.
+        self.dirty = False
+        self.version = 0
+        self._shared: dict[int, object] = {}  # id -> mutable value reachable from a module
+        self._limit_hits = 0
+        self._override_reads = 0
+        self._loading = 0  # top levels running
+        self._touched: set[str] = set()  # modules used since the current top level started
+        self._executed: set[ModuleState] = set()  # modules whose functions the run called
+        self.footprint: Footprint | None = None
+        self._function_results: dict[tuple[str, str], Text | None] = {}
         self._reset()
 
     def _reset(self) -> None:
@@ -307,6 +413,11 @@ class Interpreter:
         self.loops: list[list[str]] = []
         self.env_overrides: dict[str, str | None] = {}
         self.result = RunResult()
+        # whether this run (or top level) read a platform variable or used a module whose
+        # top level did (so another platform could see a different result)
+        self.dependent = False
+        self._touched = set()
+        self._executed = set()
 
     # ----- entry points -------------------------------------------------------------------
 
@@ -323,7 +434,9 @@ class Interpreter:
                 on_call(call)
 
         self.on_call = record
+        self.footprint = None
         module = self._module_file(path)
+        version, hits = self.version, self._limit_hits
         try:
             if module is not None:
                 state = ModuleState(path, "__main__", module)
@@ -341,7 +454,57 @@ class Interpreter:
         finally:
             self.on_call = None
         self.result.steps = self.steps
+        if not (self.result.exhausted or self.result.error or self.dependent or self.dirty) \
+                and version == self.version and hits == self._limit_hits:
+            self.footprint = self._footprint()
+        self._executed = set()
         return self.result
+
+    def _footprint(self) -> Footprint | None:
+        """What of the modules' state the run just ended read: every module it used, whose
+        function it called, or that went into making one of those."""
+        out: dict[str, tuple[str, frozenset[str], frozenset[str]] | None] = {}
+        todo = [*self.result.modules,
+                *(m.path for m in self._executed if m is not self.main)]
+        while todo:
+            path = todo.pop()
+            if path in out:
+                continue
+            state = self._modules.get(path)
+            if state is None:
+                out[path] = None  # no such module (nothing else is ever recorded as None)
+                continue
+            if state.status != "done" or state.dependent:
+                return None
+            out[path] = state.record()
+            todo.extend(state.deps)
+        return Footprint(out)
+
+    def holds(self, footprint: Footprint) -> bool:
+        """Whether this interpreter's modules are, as far as ``footprint`` goes, in the state
+        it records: then a run that left it (in an interpreter of the same revision, maybe
+        another platform) gives the same result here, step for step."""
+        if self.dirty:
+            return False
+        for path, record in footprint.modules.items():
+            state = self._modules.get(path)
+            if state is None:
+                if record is not None:
+                    return False
+                continue
+            if record is None or state.status != "done" or state.dependent or \
+                    record != state.record():
+                return False
+        return True
+
+    def release_run(self) -> None:
+        """Say the values of the last run are no longer needed (``module_globals("__main__")``
+        is then empty). Its file's functions and their scopes refer to each other; unless a
+        loaded module may refer to them (:attr:`dirty`), the cycle is broken here, so they
+        and the file's syntax tree go as soon as nothing else holds them."""
+        state, self.main = self.main, None
+        if state is not None and not self.dirty:
+            state.globals.clear()
 
     def module_globals(self, path: str) -> dict[str, Value]:
         """The variables of a module evaluated so far (``"__main__"``: the last test run)."""
@@ -352,8 +515,22 @@ class Interpreter:
 
     def call_function(self, path: str, name: str) -> Text | None:
         """The text returned by ``name()`` of the module at ``path`` (a model script's flags),
-        or None when there is no such function or its result is not text."""
+        or None when there is no such function or its result is not text.
+
+        The result depends only on the state of the modules it reads, which no longer
+        changes once they are loaded unless something changes it in place
+        (:attr:`dirty`): while nothing did, a call that ran to its end is not run again."""
         self._reset()
+        key = (path, name)
+        if not self.dirty and key in self._function_results:
+            return self._function_results[key]
+        hits = self._limit_hits
+        result = self._call_function(path, name)
+        if result is not _FAILED and not self.dirty and hits == self._limit_hits:
+            self._function_results[key] = cast(Text | None, result)
+        return None if result is _FAILED else cast(Text | None, result)
+
+    def _call_function(self, path: str, name: str) -> object:  # Text, None or _FAILED
         try:
             state = self._state(path, path)
             fn = state.globals.get(name) if state is not None else None
@@ -361,10 +538,10 @@ class Interpreter:
                 return None
             value = self._invoke(fn, [], {}, None)
         except (_Budget, _Signal, RecursionError):
-            return None
+            return _FAILED
         except Exception as exc:  # a bug here must not stop the analysis
             log.warning("evaluator error in %s: %r", path, exc, exc_info=True)
-            return None
+            return _FAILED
         if isinstance(value, Text):
             return value
         items = self._iterate(value) if isinstance(value, ListV | TupleV) else None
@@ -414,26 +591,107 @@ class Interpreter:
     def _state(self, path: str, name: str) -> ModuleState | None:
         """The module at ``path``, its top level evaluated (once per interpreter)."""
         self.result.modules.add(path)
+        self._touched.add(path)
         if path not in self._modules:
             module = self._module_file(path)
             self._modules[path] = None if module is None else ModuleState(path, name, module)
         state = self._modules[path]
-        if state is not None and state.status == "new":
-            saved = (self.guards, self.loops, self.depth)
-            self.guards, self.loops = [], []
-            try:
-                self._exec_module(state)
-            finally:
-                self.guards, self.loops, _ = saved
-                self.depth = saved[2]
+        if state is not None:
+            if state.status == "new":
+                self._load_module(state)
+            elif state.dependent or state.status == "loading":  # a partial module, too
+                self.dependent = True
         return state
+
+    def _load_module(self, state: ModuleState) -> None:
+        saved = (self.guards, self.loops, self.depth, self.dependent, self._touched)
+        marks = (self._limit_hits, self._override_reads)
+        self.guards, self.loops = [], []
+        self.dependent = False
+        self._touched = set()
+        self._loading += 1
+        completed = False
+        try:
+            self._exec_module(state)
+            completed = True
+        finally:
+            self._loading -= 1
+            self.guards, self.loops = saved[0], saved[1]
+            self.depth = saved[2]
+            dependent = self.dependent or not completed or \
+                marks != (self._limit_hits, self._override_reads)
+            state.dependent = dependent
+            state.deps = self._touched
+            state._record = None
+            self.dependent = saved[3] or dependent
+            self._touched = saved[4]
+            self._touched |= state.deps
+            self.version += 1
+            self._share(state)
+
+    def _share(self, state: ModuleState) -> None:
+        """Note every mutable value a module's globals reach: a later change to one is a
+        change of module state (see :meth:`_changed`)."""
+        state.owner = self
+        shared = self._shared
+        seen: set[int] = set()
+        stack: list[object] = list(state.globals.values())
+        while stack:
+            value = stack.pop()
+            if isinstance(value, ListV | DictV | SetV | Instance | ClassV):
+                if id(value) in shared:
+                    continue
+                shared[id(value)] = value
+                if isinstance(value, ListV):
+                    stack.extend(value.items)
+                elif isinstance(value, DictV):
+                    for pair in value.items.values():
+                        stack.extend(pair)
+                elif isinstance(value, SetV):
+                    stack.extend(value.items.values())
+                elif isinstance(value, Instance):
+                    stack.append(value.cls)
+                    stack.extend(value.fields.values())
+                else:
+                    stack.extend(value.attrs.values())
+                    stack.extend(value.bases)
+                    for spec in value.fields:
+                        stack.extend((spec.default, spec.factory))
+            elif isinstance(value, TupleV | FuncV | Scope | Builtin | FieldCall):
+                if id(value) in seen:  # each once: shared tuples could make the walk exponential
+                    continue
+                seen.add(id(value))
+                if isinstance(value, TupleV):
+                    stack.extend(value.items)
+                elif isinstance(value, Builtin | FieldCall):
+                    stack.extend((value.bound,) if isinstance(value, Builtin) else
+                                 (value.default, value.factory))
+                elif isinstance(value, Scope):
+                    if value.parent is not None:  # a module's own globals are walked at its load
+                        stack.extend(value.vars.values())
+                        stack.append(value.parent)
+                else:
+                    stack.extend(value.defaults)
+                    stack.extend(value.kw_defaults.values())
+                    stack.extend((value.bound, value.closure))
+                    stack.extend(rows for _, rows in value.parametrize)
+
+    def _changed(self, value: object) -> None:
+        """``value`` is about to be changed in place."""
+        if id(value) in self._shared:
+            self._dirty()
+
+    def _dirty(self) -> None:
+        if not self.dirty:
+            self.dirty = True
+            self.version += 1
 
     def _exec_module(self, state: ModuleState) -> None:
         state.status = "loading"
         state.globals.update({
             "__name__": Text.of(state.name), "__file__": Text.of(state.path),
         })
-        scope = Scope(state.globals, None, state)
+        scope = Scope(state.globals, None, state, persistent=self._loading > 0)
         try:
             self._block(state.module.tree.body, scope)
         except _Signal:
@@ -446,6 +704,14 @@ class Interpreter:
 
     def _find(self, parts: Sequence[str], base: str | None) -> ModuleV | None:
         """The repository module of dotted ``parts`` (relative to folder ``base`` if given)."""
+        key = (tuple(parts), base)
+        if key not in self._found:
+            self._found[key] = self._find_module(parts, base)
+        found = self._found[key]
+        # a new value each time, as `is` tells values apart
+        return None if found is None else ModuleV(found.name, found.path, found.folder)
+
+    def _find_module(self, parts: Sequence[str], base: str | None) -> ModuleV | None:
         roots = [base] if base is not None else [self._with_root(r, "") .rstrip("/") for r in self.roots]
         for root in roots:
             folder = "/".join(p for p in [root if root not in (".", "") else "", *parts] if p)
@@ -556,8 +822,7 @@ class Interpreter:
             if state is not None and attr in state.globals:
                 found = state.globals[attr]
                 if isinstance(found, Lazy):
-                    found = self._resolve(found)
-                    state.globals[attr] = found
+                    found = self._resolve_global(state, attr, found)
                 return found
         sub = self._find([attr], mod.folder)
         if sub is not None:
@@ -576,13 +841,27 @@ class Interpreter:
             self._stmt(stmt, scope)
 
     def _stmt(self, node: ast.stmt, scope: Scope) -> None:
-        self._tick()
+        self.steps += 1  # self._tick(), inlined
+        if self.steps > self.limits.max_steps:
+            raise _Budget
         handler = _STATEMENTS.get(type(node))
         if handler is not None:
             handler(self, node, scope)
 
     def _s_expr(self, node: ast.Expr, scope: Scope) -> None:
-        self.eval(node.value, scope)
+        if type(node.value) is not ast.Call:
+            self.eval(node.value, scope)
+            return
+        saved = self._discard
+        self._discard = node.value  # the call's own result is not used
+        try:
+            self.eval(node.value, scope)
+        finally:
+            self._discard = saved
+
+    def _call_text(self, node: ast.Call, scope: Scope) -> str:
+        """The text of an unknown result of the call ``node`` (none when nothing uses it)."""
+        return "" if node is self._discard else self._segment(node, scope)
 
     def _s_assign(self, node: ast.Assign, scope: Scope) -> None:
         value = self.eval(node.value, scope)
@@ -604,6 +883,7 @@ class Interpreter:
             current = self.eval(target, scope)
         value = self.eval(node.value, scope)
         if isinstance(current, ListV) and isinstance(node.op, ast.Add):
+            self._changed(current)
             items = self._iterate(value)
             if items is None:
                 current.items.append(Unknown(self._segment(node.value, scope)))
@@ -616,14 +896,16 @@ class Interpreter:
     def _assign(self, target: ast.expr, value: Value, scope: Scope, source: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
             if source is not None and _is_literal(source):
-                value = with_origin(value, Origin(scope.module.path, source.lineno, target.id,
-                                                  "field" if scope.is_class else "constant"))
+                value = self._named_literal(target, value, scope.module.path, source.lineno,
+                                            target.id, "field" if scope.is_class else "constant")
             scope_set(scope, target.id, value)
         elif isinstance(target, ast.Attribute):
             obj = self.eval(target.value, scope)
             if isinstance(obj, Instance):
+                self._changed(obj)
                 obj.fields[target.attr] = value
             elif isinstance(obj, ClassV):
+                self._changed(obj)
                 obj.attrs[target.attr] = value
         elif isinstance(target, ast.Subscript):
             obj = self.eval(target.value, scope)
@@ -634,7 +916,21 @@ class Interpreter:
         elif isinstance(target, ast.Starred):
             self._assign(target.value, value, scope, None)
 
+    def _named_literal(self, node: ast.AST, value: Value, path: str, line: int, name: str,
+                       kind: OriginKind) -> Value:
+        """``with_origin(value, Origin(path, line, name, kind))``: a literal set by name (a
+        keyword, a field, a constant). Kept on ``node`` for the value it was made from."""
+        key = (value, kind)  # the literal's value is made once per node (see _e_constant)
+        found = node.__dict__.get(_NAMED)
+        if found is not None and found[0][0] is value and found[0][1] == kind:
+            return cast(Value, found[1])
+        named = with_origin(value, Origin(path, line, name, kind))
+        if not isinstance(value, Unknown):  # an unknown value is new each time
+            setattr(node, _NAMED, (key, named))
+        return named
+
     def _setitem(self, obj: Value, index: Value, value: Value) -> None:
+        self._changed(obj)
         if isinstance(obj, DictV):
             key = key_of(index)
             if key is None:
@@ -740,7 +1036,9 @@ class Interpreter:
             try:
                 self._block(body, scope)
             except _Signal as exc:
-                signal = exc
+                # kept without its traceback: frames holding the signal that holds them
+                # would be garbage only the cycle collector frees
+                signal = exc.with_traceback(None)
             finally:
                 del self.guards[depth:]
             outcomes.append((dict(live), signal, conds[index]))
@@ -875,7 +1173,7 @@ class Interpreter:
 
     def _havoc(self, node: ast.stmt, scope: Scope, text: str) -> None:
         """Forget what a loop that ran an unknown number of times assigned or mutated."""
-        names = self._assigned.get(id(node))
+        names = node.__dict__.get(_ASSIGNED)
         if names is None:
             found: set[str] = set()
             for sub in ast.walk(node):
@@ -893,7 +1191,7 @@ class Interpreter:
                         if isinstance(base, ast.Name):
                             found.add(base.id)
             names = frozenset(found)
-            self._assigned[id(node)] = names
+            setattr(node, _ASSIGNED, names)
         origin = Origin(scope.module.path, node.lineno, None, "computed")
         for name in names:
             if name in scope.vars and isinstance(scope.vars[name], FuncV | ClassV | ModuleV):
@@ -987,7 +1285,7 @@ class Interpreter:
         }
         closure = scope.parent if scope.is_class and scope.parent is not None else scope
         if scope.is_class and scope.parent is None:
-            closure = Scope(scope.module.globals, None, scope.module)
+            closure = Scope(scope.module.globals, None, scope.module, persistent=scope.persistent)
         name = node.name if not isinstance(node, ast.Lambda) else "<lambda>"
         return FuncV(name, scope.module.path, node, defaults, kw_defaults, closure)
 
@@ -997,7 +1295,7 @@ class Interpreter:
         is_dataclass = any(isinstance(d, Builtin) and d.name == "dataclasses.dataclass"
                            for d in decorators)
         cls = ClassV(node.name, scope.module.path, {}, bases, is_dataclass)
-        body = Scope(cls.attrs, scope, scope.module, is_class=True)
+        body = Scope(cls.attrs, scope, scope.module, is_class=True, persistent=self._loading > 0)
         with contextlib.suppress(_Signal):
             self._block(node.body, body)
         if is_dataclass:
@@ -1021,8 +1319,11 @@ class Interpreter:
     # ----- expressions --------------------------------------------------------------------
 
     def eval(self, node: ast.expr, scope: Scope) -> Value:
-        self._tick()
+        self.steps += 1  # self._tick(), inlined
+        if self.steps > self.limits.max_steps:
+            raise _Budget
         if self.edepth >= self.limits.max_expr_depth:
+            self._limit_hits += 1
             return Unknown(self._segment(node, scope), self._origin(node, scope))
         handler = _EXPRESSIONS.get(type(node))
         if handler is None:
@@ -1034,31 +1335,54 @@ class Interpreter:
             self.edepth -= 1
 
     def _origin(self, node: ast.AST, scope: Scope) -> Origin:
-        return Origin(scope.module.path, getattr(node, "lineno", 0), None, "literal")
+        found = node.__dict__.get(_ORIGIN)
+        if found is None:
+            found = Origin(scope.module.path, getattr(node, "lineno", 0), None, "literal")
+            setattr(node, _ORIGIN, found)
+        return cast(Origin, found)
 
     def _segment(self, node: ast.AST, scope: Scope) -> str:
+        # A node's text depends only on the node and its module, so it is kept on the node
+        # (a syntax tree is evaluated only within the module it was parsed from).
+        found = node.__dict__.get(_SEGMENT)
+        if found is not None:
+            return cast(str, found)
+        text = _line_segment(node, scope.module.module)
+        if text is not None:
+            setattr(node, _SEGMENT, text)
+            return text
         try:
-            return scope.module.module.segment(node)[:200]
-        except (RecursionError, ValueError, TypeError, AttributeError):
+            text = scope.module.module.segment(node)[:200]
+        except RecursionError:
+            self._limit_hits += 1  # depends on the stack: neither kept nor shared
             return "<expression>"
+        except (ValueError, TypeError, AttributeError):
+            return "<expression>"
+        setattr(node, _SEGMENT, text)
+        return text
 
     def _e_constant(self, node: ast.Constant, scope: Scope) -> Value:
+        found = node.__dict__.get(_CONSTANT)  # values never change: made once per node
+        if found is not None:
+            return cast(Value, found)
         value = node.value
         origin = self._origin(node, scope)
         if isinstance(value, str):
             if node.end_lineno is not None and node.end_lineno > node.lineno:
                 return self._pieces_text(node, scope)
-            return Text.of(value, origin)
-        if value is None or isinstance(value, bool | int | float):
-            return Const(value, origin)
-        return Unknown(self._segment(node, scope), origin)
+            found = Text.of(value, origin)
+        elif value is None or isinstance(value, bool | int | float):
+            found = Const(value, origin)
+        else:
+            return Unknown(self._segment(node, scope), origin)
+        setattr(node, _CONSTANT, found)
+        return found
 
     def _pieces_text(self, node: ast.Constant | ast.JoinedStr, scope: Scope) -> Value:
-        key = (scope.module.path, node.lineno, node.col_offset)
-        pieces = self._pieces.get(key)
+        pieces = node.__dict__.get(_PIECES)
         if pieces is None:
             pieces = self._split(node, scope)
-            self._pieces[key] = pieces
+            setattr(node, _PIECES, pieces)
         parts: list[Part] = []
         for line, piece in pieces:
             if isinstance(piece, ast.Constant):
@@ -1111,7 +1435,11 @@ class Interpreter:
         for item in node.values:
             if isinstance(item, ast.Constant) and isinstance(item.value, str):
                 if item.value:
-                    parts.append(Chunk(item.value, Origin(scope.module.path, line)))
+                    found = item.__dict__.get(_CHUNK)  # (line, chunk): made once per node
+                    if found is None or found[0] != line:
+                        found = (line, Chunk(item.value, Origin(scope.module.path, line)))
+                        setattr(item, _CHUNK, found)
+                    parts.append(found[1])
             elif isinstance(item, ast.FormattedValue):
                 value = self.eval(item.value, scope)
                 spec = ""
@@ -1158,25 +1486,60 @@ class Interpreter:
             current = None
         while current is not None:
             if (not current.is_class or current is scope) and name in current.vars:
-                return self._bound(current.vars, name)
+                value = current.vars[name]
+                if isinstance(value, Lazy):
+                    if current.vars is current.module.globals:
+                        return self._resolve_global(current.module, name, value)
+                    if current.persistent and current.module.owner is not None:
+                        self._dirty()  # a loaded module's closure or class changes
+                    value = self._resolve(value)
+                    current.vars[name] = value
+                return value
             current = current.parent
         module_vars = scope.module.globals
         if name in module_vars:
-            return self._bound(module_vars, name)
+            value = module_vars[name]
+            if isinstance(value, Lazy):
+                return self._resolve_global(scope.module, name, value)
+            return value
         if name in _BUILTINS:
             return Builtin(name)
         return Unknown(name, self._origin(node, scope))
 
-    def _bound(self, variables: dict[str, Value], name: str) -> Value:
-        value = variables[name]
-        if isinstance(value, Lazy):
-            value = self._resolve(value)
-            variables[name] = value
-        return value
+    def _resolve_global(self, state: ModuleState, name: str, value: Lazy) -> Value:
+        """A module's ``from m import name`` global, looked up now and kept."""
+        if state.owner is None:  # its top level is running (or it is the run's own file)
+            found = self._resolve(value)
+        else:
+            saved = self._touched
+            self._touched = set()
+            try:
+                found = self._resolve(value)
+            finally:
+                state.deps |= self._touched  # the module's state now holds what these hold
+                saved |= self._touched
+                self._touched = saved
+                state.resolved.add(name)
+                state._record = None
+                self.version += 1
+        state.globals[name] = found
+        return found
 
     def _e_attribute(self, node: ast.Attribute, scope: Scope) -> Value:
         obj = self.eval(node.value, scope)
-        return self._getattr(obj, node.attr, self._segment(node, scope), self._origin(node, scope))
+        if type(obj) is Instance and node.attr in obj.fields:
+            return obj.fields[node.attr]
+        return self._settle(self._getattr(obj, node.attr, _PENDING, _PENDING_ORIGIN), node, scope)
+
+    def _settle(self, value: Value, node: ast.AST, scope: Scope) -> Value:
+        """``value``, its text and origin worked out if they were left pending (an unknown
+        result of :meth:`_getattr` or :meth:`_getitem` made without them)."""
+        if type(value) is Unknown and value.text is _PENDING:
+            origin = value.origin
+            if origin is _PENDING_ORIGIN:
+                origin = self._origin(node, scope)
+            return Unknown(self._segment(node, scope), origin, value.quiet)
+        return value
 
     def _getattr(self, obj: Value, attr: str, text: str, origin: Origin | None) -> Value:
         if isinstance(obj, Instance):
@@ -1214,9 +1577,9 @@ class Interpreter:
 
     def _e_subscript(self, node: ast.Subscript, scope: Scope) -> Value:
         obj = self.eval(node.value, scope)
-        text = self._segment(node, scope)
         origin = self._origin(node, scope)
         if isinstance(node.slice, ast.Slice):
+            text = self._segment(node, scope)
             lower = self.eval(node.slice.lower, scope) if node.slice.lower else Const(None)
             upper = self.eval(node.slice.upper, scope) if node.slice.upper else Const(None)
             step = self.eval(node.slice.step, scope) if node.slice.step else Const(None)
@@ -1234,7 +1597,7 @@ class Interpreter:
                 return Text.of(obj.plain[piece], origin_of(obj))
             return Unknown(text, origin)
         index = self.eval(node.slice, scope)
-        return self._getitem(obj, index, text, origin)
+        return self._settle(self._getitem(obj, index, _PENDING, origin), node, scope)
 
     def _getitem(self, obj: Value, index: Value, text: str, origin: Origin | None) -> Value:
         if isinstance(obj, DictV):
@@ -1260,7 +1623,10 @@ class Interpreter:
         return Unknown(text, origin)
 
     def _env(self, name: str, text: str, origin: Origin | None) -> Value:
+        if name in self.platform:
+            self.dependent = True
         if name in self.env_overrides:
+            self._override_reads += 1
             value = self.env_overrides[name]
         elif name in self.env:
             value = self.env[name]
@@ -1274,29 +1640,31 @@ class Interpreter:
         return self._binop(node.op, left, right, node, scope)
 
     def _binop(self, op: ast.operator, a: Value, b: Value, node: ast.AST, scope: Scope) -> Value:
-        text = self._segment(node, scope)
+        if type(a) is Text and type(b) is Text and type(op) is ast.Add and \
+                len(a) + len(b) <= MAX_TEXT:
+            return a + b
         named = _named(origin_of(a)) or _named(origin_of(b))
         origin = Origin(scope.module.path, getattr(node, "lineno", 0), None, "computed", named)
         if isinstance(a, Unknown):
-            return Unknown(a.text if a.quiet else text, a.origin or origin, a.quiet)
+            return Unknown(a.text if a.quiet else self._segment(node, scope), a.origin or origin, a.quiet)
         if isinstance(b, Unknown):
-            return Unknown(text, b.origin or origin)
+            return Unknown(self._segment(node, scope), b.origin or origin)
         if isinstance(op, ast.Add):
             if isinstance(a, Text) and isinstance(b, Text):
-                return a + b if len(a) + len(b) <= MAX_TEXT else Unknown(text, origin)
+                return a + b if len(a) + len(b) <= MAX_TEXT else Unknown(self._segment(node, scope), origin)
             if isinstance(a, ListV) and isinstance(b, ListV):
                 return ListV(a.items + b.items) if len(a.items) + len(b.items) <= MAX_ITEMS \
-                    else Unknown(text, origin)
+                    else Unknown(self._segment(node, scope), origin)
             if isinstance(a, TupleV) and isinstance(b, TupleV):
                 return TupleV(a.items + b.items) if len(a.items) + len(b.items) <= MAX_ITEMS \
-                    else Unknown(text, origin)
+                    else Unknown(self._segment(node, scope), origin)
         if isinstance(op, ast.Mult):
             seq, count = (a, b) if isinstance(b, Const) else (b, a)
             n = python(count) if isinstance(count, Const) else None
             if isinstance(n, int) and isinstance(seq, Text | ListV | TupleV):
                 size = len(seq) if isinstance(seq, Text) else len(seq.items)
                 if max(n, 0) * size > (MAX_TEXT if isinstance(seq, Text) else MAX_ITEMS):
-                    return Unknown(text, origin)
+                    return Unknown(self._segment(node, scope), origin)
                 if isinstance(seq, Text):
                     return Text(seq.parts * max(n, 0))
                 if isinstance(seq, ListV):
@@ -1306,18 +1674,20 @@ class Interpreter:
             template = a.plain
             args = python(b)
             if template is None or args is NOT_PLAIN:
-                return Unknown(text, origin)
+                return Unknown(self._segment(node, scope), origin)
             try:
                 result = template % (tuple(args) if isinstance(args, list | tuple) else args)
             except (TypeError, ValueError, KeyError, OverflowError):
-                return Unknown(text, origin)
-            return Text.of(result, origin) if len(result) <= MAX_TEXT else Unknown(text, origin)
+                return Unknown(self._segment(node, scope), origin)
+            if len(result) > MAX_TEXT:
+                return Unknown(self._segment(node, scope), origin)
+            return Text.of(result, origin)
         x, y = python(a), python(b)
         if not (isinstance(a, Const) and isinstance(b, Const)):
-            return Unknown(text, origin)
+            return Unknown(self._segment(node, scope), origin)
         number = _arith(op, x, y)
         if number is NOT_PLAIN:
-            return Unknown(text, origin)
+            return Unknown(self._segment(node, scope), origin)
         return Const(cast(int | float | bool, number), origin)
 
     def _e_unaryop(self, node: ast.UnaryOp, scope: Scope) -> Value:
@@ -1476,7 +1846,7 @@ class Interpreter:
 
     def _e_comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
                          scope: Scope) -> Value:
-        inner = Scope({}, scope, scope.module)
+        inner = Scope({}, scope, scope.module, persistent=self._loading > 0)
         results: list[Value] = []
         pairs: list[tuple[Value, Value]] = []
         if not self._comprehend(node, node.generators, 0, inner, results, pairs):
@@ -1570,25 +1940,24 @@ class Interpreter:
                     partial = True
                 continue
             if _is_literal(kw.value):
-                value = with_origin(value, Origin(scope.module.path, kw.value.lineno, kw.arg, "keyword"))
+                value = self._named_literal(kw, value, scope.module.path, kw.value.lineno, kw.arg,
+                                            "keyword")
             keywords[kw.arg] = value
         tail = node.func.attr if isinstance(node.func, ast.Attribute) else (
             node.func.id if isinstance(node.func, ast.Name) else "")
-        text = self._segment(node, scope)
-        origin = self._origin(node, scope)
         if tail in self.quiet:
-            return Unknown(text, origin, quiet=True)
+            return Unknown(self._call_text(node, scope), self._origin(node, scope), quiet=True)
         if tail in self.sinks and not isinstance(func, ClassV):
             self._external_call(node, scope, tail, args, keywords, True)
-            return Unknown(text, origin)
+            return Unknown(self._call_text(node, scope), self._origin(node, scope))
         if partial:
-            return self._opaque(node, scope, tail, args, keywords, text, origin)
-        return self._apply(func, args, keywords, node, scope, tail, text, origin)
+            return self._opaque(node, scope, tail, args, keywords)
+        return self._apply(func, args, keywords, node, scope, tail)
 
     def _opaque(self, node: ast.Call, scope: Scope, tail: str, args: list[Value],
-                keywords: dict[str, Value], text: str, origin: Origin) -> Value:
+                keywords: dict[str, Value]) -> Value:
         self._external_call(node, scope, tail, args, keywords, False)
-        return Unknown(text, origin)
+        return Unknown(self._call_text(node, scope), self._origin(node, scope))
 
     def _external_call(self, node: ast.Call, scope: Scope, tail: str, args: list[Value],
                        keywords: dict[str, Value], named: bool) -> None:
@@ -1603,31 +1972,34 @@ class Interpreter:
         ))
 
     def _apply(self, func: Value, args: list[Value], keywords: dict[str, Value], node: ast.Call,
-               scope: Scope, tail: str, text: str, origin: Origin) -> Value:
+               scope: Scope, tail: str) -> Value:
         if isinstance(func, FuncV):
             if isinstance(func.node, ast.AsyncFunctionDef):
-                return Unknown(text, origin)
+                return Unknown(self._call_text(node, scope), self._origin(node, scope))
             return self._invoke(func, args, keywords, node)
         if isinstance(func, ClassV):
             return self._construct(func, args, keywords, node, scope)
         if isinstance(func, Builtin):
-            result = self._builtin(func, args, keywords, node, scope, text, origin)
+            origin = self._origin(node, scope)
+            result = self._builtin(func, args, keywords, node, scope, None, origin)
             if result is not None:
                 return result
-            return Unknown(text, origin)
+            return Unknown(self._call_text(node, scope), origin)
         if isinstance(func, Instance):
             method = func.cls.lookup("__call__")
             if isinstance(method, FuncV):
                 return self._invoke(_bind(method, func), args, keywords, node)
-        return self._opaque(node, scope, tail, args, keywords, text, origin)
+        return self._opaque(node, scope, tail, args, keywords)
 
     def _invoke(self, fn: FuncV, args: list[Value], keywords: dict[str, Value],
                 node: ast.Call | None) -> Value:
         if self.depth >= self.limits.max_depth:
+            self._limit_hits += 1
             return Unknown(f"{fn.name}(...)")
         closure = fn.closure
         assert isinstance(closure, Scope)
-        scope = Scope({}, closure, closure.module)
+        self._executed.add(closure.module)
+        scope = Scope({}, closure, closure.module, persistent=self._loading > 0)
         if fn.bound is not None:
             args = [fn.bound, *args]
         self._bind_params(fn, args, keywords, scope)
@@ -1637,7 +2009,7 @@ class Interpreter:
                 return self.eval(fn.node.body, scope)
             finally:
                 self.depth -= 1
-        if self._is_generator(fn.node):
+        if self._is_generator(fn.node, closure.module.module):
             scope.yields = []
         self.depth += 1
         depth = len(self.guards)
@@ -1661,10 +2033,13 @@ class Interpreter:
             result = merge(value, result, cond, origin)
         return result
 
-    def _is_generator(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        found = self._yields.get(id(node))
+    def _is_generator(self, node: ast.FunctionDef | ast.AsyncFunctionDef, module: Module) -> bool:
+        found = node.__dict__.get(_GENERATOR)
         if found is None:
             found = False
+            if "yield" not in module.text:  # no yield anywhere in the file's source
+                setattr(node, _GENERATOR, False)
+                return False
             stack: list[ast.AST] = list(node.body)
             while stack:
                 sub = stack.pop()
@@ -1674,15 +2049,18 @@ class Interpreter:
                 if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
                     continue
                 stack.extend(ast.iter_child_nodes(sub))
-            self._yields[id(node)] = found
-        return found
+            setattr(node, _GENERATOR, found)
+        return cast(bool, found)
 
     def _bind_params(self, fn: FuncV, args: list[Value], keywords: dict[str, Value],
                      scope: Scope) -> None:
         spec = fn.node.args
-        positional = [a.arg for a in (*spec.posonlyargs, *spec.args)]
-        defaults = dict(zip(positional[len(positional) - len(fn.defaults):], fn.defaults,
-                            strict=True))
+        params = fn.node.__dict__.get(_PARAMS)
+        if params is None:
+            params = _Params(spec)
+            setattr(fn.node, _PARAMS, params)
+        assert isinstance(params, _Params)
+        positional = params.positional
         variables = scope.vars
         for name, value in zip(positional, args, strict=False):
             variables[name] = value
@@ -1691,7 +2069,7 @@ class Interpreter:
             variables[spec.vararg.arg] = TupleV(tuple(extra))
         kwargs: dict[str, Value] = {}
         for name, value in keywords.items():
-            if name in positional or any(a.arg == name for a in spec.kwonlyargs):
+            if name in params.named:
                 variables[name] = value
             else:
                 kwargs[name] = value
@@ -1700,8 +2078,12 @@ class Interpreter:
             for name, value in kwargs.items():
                 out.items[("s", name)] = (Text.of(name), value)
             variables[spec.kwarg.arg] = out
-        for name in [*positional, *(a.arg for a in spec.kwonlyargs)]:
+        defaults: dict[str, Value] | None = None
+        for name in params.every:
             if name not in variables:
+                if defaults is None:
+                    defaults = dict(zip(positional[len(positional) - len(fn.defaults):],
+                                        fn.defaults, strict=True))
                 if name in defaults:
                     variables[name] = defaults[name]
                 elif name in fn.kw_defaults:
@@ -1768,7 +2150,9 @@ class Interpreter:
     # ----- modelled builtins --------------------------------------------------------------
 
     def _builtin(self, func: Builtin, args: list[Value], keywords: dict[str, Value],
-                 node: ast.Call, scope: Scope, text: str, origin: Origin) -> Value | None:
+                 node: ast.Call, scope: Scope, text: str | None, origin: Origin) -> Value | None:
+        """A modelled builtin's result (None: not modelled); ``text`` (the call's source) is
+        worked out only when a result needs it."""
         handler = _BUILTIN_CALLS.get(func.name)
         if handler is None:
             return None
@@ -1777,21 +2161,31 @@ class Interpreter:
             return handler(call)
         except (ValueError, TypeError, OverflowError, ZeroDivisionError, IndexError, KeyError,
                 AttributeError):
-            return Unknown(text, origin)
+            return Unknown(call.text, origin)
 
 
-@dataclass(slots=True)
 class _Call:
     """One call of a modelled builtin."""
 
-    interp: Interpreter
-    func: Builtin
-    args: list[Value]
-    keywords: dict[str, Value]
-    node: ast.Call
-    scope: Scope
-    text: str
-    origin: Origin
+    __slots__ = ("_text", "args", "func", "interp", "keywords", "node", "origin", "scope")
+
+    def __init__(self, interp: Interpreter, func: Builtin, args: list[Value],
+                 keywords: dict[str, Value], node: ast.Call, scope: Scope, text: str | None,
+                 origin: Origin) -> None:
+        self.interp = interp
+        self.func = func
+        self.args = args
+        self.keywords = keywords
+        self.node = node
+        self.scope = scope
+        self._text = text
+        self.origin = origin
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self.interp._segment(self.node, self.scope)
+        return self._text
 
     def unknown(self) -> Unknown:
         return Unknown(self.text, self.origin)
@@ -1806,6 +2200,8 @@ class _Call:
 
 def scope_set(scope: Scope, name: str, value: Value) -> None:
     if name in scope.globals_names:
+        if scope.module.owner is not None:  # a loaded module's globals changed
+            scope.module.owner._dirty()
         scope.module.globals[name] = value
     else:
         scope.vars[name] = value
@@ -2091,7 +2487,7 @@ def _b_map_filter(call: _Call) -> Value:
         if isinstance(fn, FuncV):
             result = call.interp._invoke(fn, [item], {}, None)
         elif isinstance(fn, Builtin) and fn.name in _BUILTIN_CALLS:
-            result = call.interp._builtin(fn, [item], {}, call.node, call.scope, call.text,
+            result = call.interp._builtin(fn, [item], {}, call.node, call.scope, call._text,
                                           call.origin) or call.unknown()
         elif isinstance(fn, Const) and fn.value is None and call.func.name == "filter":
             result = item
@@ -2344,6 +2740,8 @@ def _str_format(template: Text, call: _Call) -> Value:
 def _b_list_method(call: _Call) -> Value:
     target = call.func.bound
     method = call.func.name.split(".")[1]
+    if isinstance(target, ListV) and method in ("append", "extend", "insert", "pop"):
+        call.interp._changed(target)
     if isinstance(target, ListV):
         if method == "append" and len(target.items) < MAX_ITEMS:
             target.items.append(call.args[0])
@@ -2381,6 +2779,8 @@ def _b_dict_method(call: _Call) -> Value:
     target = call.func.bound
     assert isinstance(target, DictV)
     method = call.func.name.split(".")[1]
+    if method in ("update", "setdefault", "pop"):
+        call.interp._changed(target)
     if method == "get":
         key = key_of(call.args[0])
         if key is not None and key in target.items:
@@ -2427,6 +2827,7 @@ def _b_dict_method(call: _Call) -> Value:
 def _b_set_method(call: _Call) -> Value:
     target = call.func.bound
     assert isinstance(target, SetV)
+    call.interp._changed(target)
     key = key_of(call.args[0])
     if key is None:
         return call.unknown()

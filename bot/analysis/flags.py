@@ -120,8 +120,8 @@ def _ends_blank(parts: Sequence[Part]) -> bool:
 def tokenize(parts: Sequence[Part]) -> list[Token]:
     """Split text into words as a shell would split an unquoted command line."""
     out: list[Token] = []
-    chars: list[str] = []
-    origins: list[Origin | None] = []
+    chars: list[str] = []  # pieces of the current word
+    origins: list[Origin | None] = []  # one per character of the current word
     holes: list[Hole] = []
 
     def flush() -> None:
@@ -136,12 +136,30 @@ def tokenize(parts: Sequence[Part]) -> list[Token]:
 
     for index, part in enumerate(parts):
         if isinstance(part, Chunk):
-            for ch in part.text:
-                if ch.isspace():
-                    flush()
-                else:
-                    chars.append(ch)
-                    origins.append(part.origin)
+            text = part.text
+            if not text:
+                continue
+            # every whitespace character ends the word (str.split() splits where isspace())
+            words = text.split()
+            origin = part.origin
+            if text[0].isspace():
+                flush()
+            elif words and (chars or holes):  # the first word goes on with the last part's
+                chars.append(words[0])
+                origins.extend([origin] * len(words[0]))
+                if len(words) == 1 and not text[-1].isspace():
+                    continue
+                flush()
+                words = words[1:]
+            if not words:
+                continue
+            for word in words[:-1]:  # whole words: nothing is pending here
+                out.append(Word(word, (origin,) * len(word)))
+            if text[-1].isspace():
+                out.append(Word(words[-1], (origin,) * len(words[-1])))
+            else:  # the last word may go on in the next part
+                chars.append(words[-1])
+                origins.extend([origin] * len(words[-1]))
         elif isinstance(part, Hole):
             holes.append(part)
         else:

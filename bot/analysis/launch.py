@@ -5,6 +5,12 @@ would run it on the marker's platform; every training command it hands to a laun
 (``U.execute_train(train_args=...)``, or any call the evaluator cannot follow that is given
 the trainer's flags) is one launch. The model script named by ``MODEL_TYPE`` adds its flags
 first; later flags win. Each launch is checked by the PAR rules (:mod:`bot.analysis.par`).
+
+A file's markers for different platforms share one evaluation when the run read nothing
+that differs between them: no platform variable, no module whose top level read one, and
+the modules it used are in the other platform's interpreter exactly as they were for the
+run (:meth:`~bot.analysis.evaluate.Interpreter.holds`). Otherwise each platform evaluates
+the file itself; either way every marker resolves as it would on its own.
 """
 
 from __future__ import annotations
@@ -12,15 +18,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from weakref import WeakKeyDictionary
 
 from bot.analysis import par
-from bot.analysis.evaluate import ExternalCall, Interpreter, Limits, RunResult
+from bot.analysis.evaluate import ExternalCall, Footprint, Interpreter, Limits, RunResult
 from bot.analysis.findings import Finding, finding
 from bot.analysis.flags import (
     CANONICAL,
     LAUNCH_FLAGS,
+    Opaque,
     Parsed,
     Setting,
     Token,
@@ -64,28 +70,66 @@ class LaunchOutcome:
 
 @dataclass(slots=True)
 class _Raw:
-    """One launch call as the evaluator saw it."""
+    """One launch call as the evaluator saw it, and the model script it names."""
 
-    call: ExternalCall
+    path: str
+    line: int
+    guards: tuple[str, ...]
     tokens: list[Token]
-    model_tokens: list[Token]
+    model_path: str | None  # the model script, when the call names one
+    model_unknown: Unknown | None  # the model type, when it cannot be resolved
+    model: Parsed  # the model script's flags as the evaluating interpreter read them
+    model_files: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _Eval:
+    """One evaluation of a test file, while another platform may still use it."""
+
+    path: str
+    interp: Interpreter
+    footprint: Footprint | None  # what of the modules the run read, if nothing else counts
+    result: RunResult
+    raws: list[_Raw]
+    resolved: list[_Resolved] = field(default_factory=list)  # as the evaluating one read them
+
+
+@dataclass(slots=True)
+class _Resolved:
+    """One launch of a run: the model's flags, then the command's (later wins)."""
+
+    path: str
+    line: int
+    guards: tuple[str, ...]
+    settings: dict[str, Setting]  # never changed: each launch checked gets a copy
+    opaque: list[Opaque]
     model_files: tuple[str, ...]
     model_unknown: Unknown | None
+    key: object  # what makes two launches of a file the same (see _key)
+    # its _signature and table cells once a marker has checked it (the same for every
+    # marker: they do not depend on the runner)
+    signature: tuple[tuple[str, object], ...] | None = None
+    cells: tuple[str, ...] | None = None
 
 
 @dataclass(slots=True)
 class _Run:
     result: RunResult
-    launches: list[_Raw]
+    launches: list[_Resolved]
 
 
 class _Cache:
-    """Per snapshot: one interpreter per platform (module top levels evaluated once) and one
-    run per test file and platform."""
+    """Per snapshot: one interpreter per platform (module top levels evaluated once), one
+    run per test file and platform, and the model scripts' flags read."""
 
     def __init__(self) -> None:
         self.interpreters: dict[str, Interpreter] = {}
         self.runs: dict[tuple[str, str], _Run] = {}
+        self.last: _Eval | None = None  # the latest evaluation, for the file's other markers
+        # model script flags: per interpreter and script, the text they came from and the
+        # flags parsed (from a shell script: per script)
+        self.models: dict[tuple[int, str], tuple[Text, Parsed]] = {}
+        self.scripts: dict[str, Parsed] = {}
 
 
 _CACHES: WeakKeyDictionary[Snapshot, _Cache] = WeakKeyDictionary()
@@ -107,14 +151,16 @@ def _interpreter(snapshot: Snapshot, backend: str) -> Interpreter:
         for name, values in settings.platform_env.items():
             env[name] = values.get(backend)  # type: ignore[call-overload]
 
+        sources = snapshot.sources  # not the snapshot: the cache is kept only as long as it is
+
         def load(path: str) -> Module | None:
-            module = snapshot.sources.module(path)
+            module = sources.module(path)
             return module if isinstance(module, Module) else None
 
         cache.interpreters[backend] = Interpreter(
-            load, snapshot.sources.exists, snapshot.config.python_roots, env,
+            load, sources.exists, snapshot.config.python_roots, env,
             frozenset(settings.sinks), frozenset(settings.quiet_calls),
-            Limits(settings.max_steps, settings.max_depth),
+            Limits(settings.max_steps, settings.max_depth), frozenset(settings.platform_env),
         )
     return cache.interpreters[backend]
 
@@ -142,19 +188,67 @@ def _run(snapshot: Snapshot, path: str, backend: str) -> _Run:
     if key in cache.runs:
         return cache.runs[key]
     interp = _interpreter(snapshot, backend)
+    evaluation = cache.last
+    if evaluation is None or evaluation.path != path or not _same_here(evaluation, interp):
+        evaluation = _evaluate(snapshot, interp, path)
+        cache.last = evaluation
+    launches: list[_Resolved] = []
+    mine = evaluation.interp is interp
+    for index, raw in enumerate(evaluation.raws):
+        # another platform reads the model script itself, as its run would have
+        model, files = (raw.model, raw.model_files) if mine else \
+            _model_flags(snapshot, interp, raw.model_path)
+        if not mine and files == raw.model_files and _same_flags(model, raw.model):
+            launches.append(evaluation.resolved[index])  # the same flags: the same launch
+            continue
+        parsed = parse(raw.tokens, Parsed(dict(model.settings), list(model.opaque)))
+        launches.append(_Resolved(raw.path, raw.line, raw.guards, parsed.settings, parsed.opaque,
+                                  files, raw.model_unknown, _key(parsed, raw.guards)))
+    if mine:
+        evaluation.resolved = launches
+    run = _Run(evaluation.result, launches)
+    cache.runs[key] = run
+    return run
+
+
+def _same_flags(a: Parsed, b: Parsed) -> bool:
+    """Whether two parses are the same, origins included (an unknown value is only ever
+    the same as itself)."""
+    return a is b or (a.opaque == b.opaque and a.settings.keys() == b.settings.keys() and all(
+        _same_setting(setting, b.settings[symbol]) for symbol, setting in a.settings.items()))
+
+
+def _same_setting(a: Setting, b: Setting) -> bool:
+    return a is b or (a.flag == b.flag and a.origin == b.origin and type(a.value) is type(b.value)
+                      and a.value == b.value)
+
+
+def _same_here(evaluation: _Eval, interp: Interpreter) -> bool:
+    """Whether running the file in ``interp`` would give what it gave in the evaluation's
+    interpreter. It does when the run depended on nothing that differs between platforms
+    (it read no platform variable, used no module whose top level did, and loaded or
+    changed none) and the modules it read are in ``interp`` as they were for the run:
+    then every step it takes is the same (see Interpreter.holds)."""
+    return evaluation.footprint is not None and evaluation.interp is not interp and \
+        interp.holds(evaluation.footprint)
+
+
+def _evaluate(snapshot: Snapshot, interp: Interpreter, path: str) -> _Eval:
     calls: list[ExternalCall] = []
     result = interp.run(path, calls.append)
-    launches: list[_Raw] = []
+    footprint = interp.footprint
+    raws: list[_Raw] = []
     for call in calls:
         tokens = text_tokens(_command(call))
         wanted = None if call.named_sink else LAUNCH_FLAGS
         if not has_flag(tokens, wanted):
             continue
-        model_tokens, files, unknown = _model(snapshot, interp, call)
-        launches.append(_Raw(call, tokens, model_tokens, files, unknown))
-    run = _Run(result, launches)
-    cache.runs[key] = run
-    return run
+        model_path, unknown = _model_script(snapshot, interp, call)
+        model, files = _model_flags(snapshot, interp, model_path)
+        raws.append(_Raw(call.path, call.line, call.guards, tokens, model_path, unknown, model,
+                         files))
+    interp.release_run()
+    return _Eval(path, interp, footprint, result, raws)
 
 
 def _model_type(interp: Interpreter, snapshot: Snapshot, call: ExternalCall) -> Value | None:
@@ -170,29 +264,47 @@ def _model_type(interp: Interpreter, snapshot: Snapshot, call: ExternalCall) -> 
     return None
 
 
-def _model(snapshot: Snapshot, interp: Interpreter,
-           call: ExternalCall) -> tuple[list[Token], tuple[str, ...], Unknown | None]:
+def _model_script(snapshot: Snapshot, interp: Interpreter,
+                  call: ExternalCall) -> tuple[str | None, Unknown | None]:
+    """The model script a launch call names (``MODEL_TYPE``), or why it cannot be known."""
     value = _model_type(interp, snapshot, call)
     if value is None or (isinstance(value, Const) and value.value is None):
-        return [], (), None
+        return None, None
     name = python(value)
     if not isinstance(name, str):
         text = value.text if isinstance(value, Unknown) else "the model type"
         origin = value.origin if isinstance(value, Unknown) else None
-        return [], (), Unknown(text, origin)
+        return None, Unknown(text, origin)
     if not name or ".." in name or name.startswith("/"):
-        return [], (), None
+        return None, None
+    return snapshot.config.launch.model_script.replace("{MODEL_TYPE}", name), None
+
+
+_NO_FLAGS = Parsed({}, [])
+
+
+def _model_flags(snapshot: Snapshot, interp: Interpreter,
+                 path: str | None) -> tuple[Parsed, tuple[str, ...]]:
+    """The flags of a model script as ``interp`` reads them (never changed by callers),
+    and the files read."""
+    if path is None:
+        return _NO_FLAGS, ()
+    cache = _cache(snapshot)
     settings = snapshot.config.launch
-    path = settings.model_script.replace("{MODEL_TYPE}", name)
     if path.endswith(".py"):
         flags = interp.call_function(path, settings.model_function)
         if flags is None:
-            return [], (path,), None
-        return text_tokens(flags), (path,), None
-    script = snapshot.sources.text(path)
-    if not isinstance(script, str):
-        return [], (path,), None
-    return text_tokens(shell_text(script, path)), (path,), None
+            return _NO_FLAGS, (path,)
+        found = cache.models.get((id(interp), path))
+        if found is None or found[0] is not flags:  # the same text: the same flags
+            found = (flags, parse(text_tokens(flags)))
+            cache.models[(id(interp), path)] = found
+        return found[1], (path,)
+    if path not in cache.scripts:
+        script = snapshot.sources.text(path)
+        cache.scripts[path] = parse(text_tokens(shell_text(script, path))) \
+            if isinstance(script, str) else _NO_FLAGS
+    return cache.scripts[path], (path,)
 
 
 def analyze_launch(snapshot: Snapshot, marker: Marker,
@@ -217,21 +329,21 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
     gpus = snapshot.config.suite_gpus(marker.suite) if marker.suite else None
     launches: list[par.Launch] = []
     unknown_models: list[Unknown | None] = []
+    used: list[_Resolved] = []
     seen: set[object] = set()
-    for raw in run.launches:
-        parsed = parse(raw.tokens, parse(raw.model_tokens))
-        launch = par.Launch(
-            test=marker.path, path=raw.call.path, line=raw.call.line, settings=parsed.settings,
-            opaque=parsed.opaque, gpus=gpus, guards=raw.call.guards, flavor=settings.flavor,
+    for resolved in run.launches:
+        if resolved.key in seen:
+            continue
+        seen.add(resolved.key)
+        used.append(resolved)
+        launches.append(par.Launch(
+            test=marker.path, path=resolved.path, line=resolved.line,
+            settings=dict(resolved.settings), opaque=list(resolved.opaque), gpus=gpus,
+            guards=resolved.guards, flavor=settings.flavor,
             nodes_default=settings.actor_num_nodes, gpus_default=settings.actor_num_gpus_per_node,
             engine_default=settings.rollout_num_gpus_per_engine,
-        )
-        key = _key(parsed, raw.call.guards)
-        if key in seen:
-            continue
-        seen.add(key)
-        launches.append(launch)
-        unknown_models.append(raw.model_unknown)
+        ))
+        unknown_models.append(resolved.model_unknown)
     for index, launch in enumerate(launches):
         if len(launches) > 1:
             launch.label = f"launch {index + 1} of {len(launches)}"
@@ -241,7 +353,10 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
         before = base.launches[index] if base is not None and index < len(base.launches) else None
         verdict, found = _check(launch, model_unknown, marker, _changed(before, launch))
         findings.extend(found)
-        rows.append(_row(launch, verdict))
+        resolved = used[index]
+        if resolved.cells is None:
+            resolved.cells = _cells(launch)
+        rows.append(_row(launch, verdict, resolved.cells))
     if run.result.exhausted or run.result.error:
         why = (f"the evaluation stopped at its limit of {settings.max_steps} steps"
                if run.result.exhausted else "the evaluator could not follow the code")
@@ -252,8 +367,8 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
         ))
     closure, _ = snapshot.graph.closure(marker.path)
     read = set(run.result.modules)
-    for raw in run.launches:
-        read.update(raw.model_files)
+    for resolved in run.launches:
+        read.update(resolved.model_files)
     files = tuple(sorted(read - set(closure) - {marker.path}))
     table = None
     if launches:
@@ -265,7 +380,10 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
             note="`?`: not determined statically (see PAR019)." if any(
                 "?" in " ".join(r) for r in rows) else None,
         )
-    signature = tuple(_signature(launch) for launch in launches) if launches else None
+    for resolved, launch in zip(used, launches, strict=True):
+        if resolved.signature is None:
+            resolved.signature = _signature(launch)
+    signature = tuple(r.signature for r in used if r.signature is not None) if launches else None
     return LaunchOutcome(signature, findings, files, table, tuple(launches))
 
 
@@ -363,7 +481,13 @@ def _cell(fn: object) -> str:
     return "-" if value is None else str(value)
 
 
-def _row(launch: par.Launch, verdict: str) -> tuple[str, ...]:
+def _row(launch: par.Launch, verdict: str, cells: tuple[str, ...]) -> tuple[str, ...]:
+    """A launch's row of the table, from its :func:`_cells`."""
+    return (*cells[:7], "-" if launch.gpus is None else str(launch.gpus), cells[7], verdict)
+
+
+def _cells(launch: par.Launch) -> tuple[str, ...]:
+    """TP, PP, CP, EP, ETP, DP, W and the rollout engines of a launch."""
     view = par.View(launch)
 
     def dp() -> int | None:
@@ -380,8 +504,7 @@ def _row(launch: par.Launch, verdict: str) -> tuple[str, ...]:
     return (
         _cell(lambda: view.get("tp")), _cell(lambda: view.get("pp")), _cell(lambda: view.get("cp")),
         _cell(lambda: view.get("ep")), _cell(lambda: view.get("etp")), _cell(dp),
-        _cell(lambda: view.world), "-" if launch.gpus is None else str(launch.gpus),
-        _cell(engines), verdict,
+        _cell(lambda: view.world), _cell(engines),
     )
 
 
@@ -399,28 +522,31 @@ _SIGNATURE: tuple[tuple[str, str], ...] = (
 
 def _signature(launch: par.Launch) -> tuple[tuple[str, object], ...]:
     view = par.View(launch)
-    readers: dict[str, Callable[[], object]] = {
-        "colocate": lambda: view.flag("colocate"),
-        "dp_attention": lambda: view.flag("dp_attention"),
-        "rollout": view.rollout,
-        "backend": lambda: view.raw("backend") or "megatron",
-        "dp_replicate": lambda: view.number("dp_replicate", 1),
-        "layers": lambda: view.model("layers"),
-        "heads": lambda: view.model("heads"),
-        "query_groups": lambda: view.model("query_groups"),
-        "experts": lambda: view.model("experts"),
-    }
     out: list[tuple[str, object]] = []
     for label, symbol in _SIGNATURE:
-        reader = readers.get(symbol) or partial(view.get, symbol)
+        reader = _READERS.get(symbol)
         try:
-            value = reader()
+            value = reader(view) if reader is not None else view.get(symbol)
         except par.Need as need:
             value = f"? ({need.unknown.text})"
         out.append((label, value))
     if launch.guards:
         out.append(("runs when", " and ".join(launch.guards)))
     return tuple(out)
+
+
+# how a signature reads a symbol that is not a plain number (see _signature)
+_READERS: dict[str, Callable[[par.View], object]] = {
+    "colocate": lambda view: view.flag("colocate"),
+    "dp_attention": lambda view: view.flag("dp_attention"),
+    "rollout": lambda view: view.rollout(),
+    "backend": lambda view: view.raw("backend") or "megatron",
+    "dp_replicate": lambda view: view.number("dp_replicate", 1),
+    "layers": lambda view: view.model("layers"),
+    "heads": lambda view: view.model("heads"),
+    "query_groups": lambda view: view.model("query_groups"),
+    "experts": lambda view: view.model("experts"),
+}
 
 
 def _show(value: object) -> str:

@@ -56,12 +56,20 @@ class Need(Exception):  # noqa: N818 - a rule cannot be evaluated
         self.unknown = unknown
 
 
+_FSDP_ONE = frozenset({"tp", "pp", "ep", "etp"})  # forced to 1 under FSDP
+_DEFAULTS = {"nodes": "nodes_default", "gpus_per_node": "gpus_default",
+             "engine_gpus": "engine_default"}  # symbol -> the Launch field with its default
+
+
 class View:
     """Effective values of a launch (defaults applied), with optional overrides for fixes."""
 
     def __init__(self, launch: Launch, overrides: dict[str, int | bool] | None = None) -> None:
         self.launch = launch
         self.overrides = overrides or {}
+        # known once read (a launch does not change while a view of it is in use)
+        self._fsdp: bool | None = None
+        self._got: dict[str, int] = {}
 
     def raw(self, symbol: str) -> int | bool | str | None:
         if symbol in self.overrides:
@@ -87,17 +95,25 @@ class View:
 
     @property
     def fsdp(self) -> bool:
-        return self.raw("backend") == "fsdp"
+        if self._fsdp is None:
+            self._fsdp = self.raw("backend") == "fsdp"  # raises Need (then not kept) if unknown
+        return self._fsdp
 
     def get(self, symbol: str) -> int:
         """An integer value with its default (TP, PP, EP forced to 1 under FSDP)."""
-        if symbol in ("tp", "pp", "ep", "etp") and self.fsdp:
+        found = self._got.get(symbol)
+        if found is None:  # (a value that needs what is not known raises Need every time)
+            found = self._get(symbol)
+            self._got[symbol] = found
+        return found
+
+    def _get(self, symbol: str) -> int:
+        if symbol in _FSDP_ONE and self.fsdp:
             return 1
         if symbol == "etp":
             return self.number("etp") or self.get("tp")
-        defaults = {"nodes": self.launch.nodes_default, "gpus_per_node": self.launch.gpus_default,
-                    "engine_gpus": self.launch.engine_default}
-        return self.number(symbol, defaults.get(symbol, 1)) or 0
+        default = _DEFAULTS.get(symbol)
+        return self.number(symbol, getattr(self.launch, default) if default else 1) or 0
 
     @property
     def world(self) -> int:

@@ -11,14 +11,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 OriginKind = Literal["literal", "keyword", "field", "constant", "computed"]
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """Where a value was set. ``name`` is what a fix can name (``ep_size``, ``NUM_GPUS``)."""
+class Origin(NamedTuple):
+    """Where a value was set. ``name`` is what a fix can name (``ep_size``, ``NUM_GPUS``).
+
+    Immutable and compared by value; a named tuple because values are made by the
+    thousand and a tuple is made several times faster than a frozen dataclass."""
 
     path: str
     line: int
