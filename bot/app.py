@@ -10,23 +10,74 @@ from typing import Any
 
 import anyio
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from pydantic import BaseModel
 from sqlalchemy.exc import SQLAlchemyError
+from starlette.requests import ClientDisconnect
 
 from bot.context import context_factory as default_context
 from bot.events import Event
 from bot.metrics import Metrics
 from bot.router import Router
 from bot.store.store import Store, StoreError
-from bot.webhooks import WebhookError, parse_delivery
+from bot.webhooks import WebhookError, metric_event, parse_delivery
 from bot.worker import ContextFactory, Worker
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
+class ErrorBody(BaseModel):
+    """Every refusal of the webhook endpoint: a JSON object with the reason."""
+
+    error: str
+
+
+class Accepted(BaseModel):
+    """A delivery stored (``queued``), already stored (``duplicate``), or a ping (``pong``)."""
+
+    status: str
+    delivery_id: str
+
+
+class Readiness(BaseModel):
+    """`ready`, or `not ready` with the reason (the database is unreachable or not migrated)."""
+
+    status: str
+    reason: str | None = None
+
+
 def _error(status: int, reason: str) -> JSONResponse:
     return JSONResponse({"error": reason}, status_code=status)
+
+
+def _header(name: str, description: str, required: bool = True, longest: int = 100) -> dict[str, Any]:
+    return {"name": name, "in": "header", "required": required, "description": description,
+            "schema": {"type": "string", "maxLength": longest}}
+
+
+# The request the endpoint takes, for the OpenAPI description (the handler reads the raw
+# body itself: the signature is over its bytes, so FastAPI must not parse it first).
+WEBHOOK_REQUEST: dict[str, Any] = {
+    "parameters": [
+        _header("X-GitHub-Event", "The event name (`pull_request`, `issue_comment`, `ping`, ...)"),
+        _header("X-GitHub-Delivery", "The delivery's unique id (a redelivery keeps it)"),
+        _header("X-Hub-Signature-256", "`sha256=` and the hex HMAC-SHA256 of the raw body under the "
+                "webhook secret (required unless the service runs without one, in dry-run)",
+                required=False, longest=71),
+    ],
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"type": "object", "description": "The event payload"}},
+            "application/x-www-form-urlencoded": {
+                "schema": {"type": "object", "required": ["payload"],
+                           "properties": {"payload": {"type": "string",
+                                                      "description": "The payload as JSON"}}},
+            },
+        },
+    },
+}
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -39,11 +90,14 @@ async def _read_body(request: Request, limit: int) -> bytes:
             raise WebhookError(400, "Content-Length is not a number") from exc
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise WebhookError(413, f"body is over the {limit}-byte limit")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise WebhookError(413, f"body is over the {limit}-byte limit")
+            chunks.append(chunk)
+    except ClientDisconnect as exc:  # nobody hears the answer, but it is not a server error
+        raise WebhookError(400, "the client went away before the body ended") from exc
     return b"".join(chunks)
 
 
@@ -106,24 +160,27 @@ def create_app(
 
     app.state.store = current_store
 
-    @app.post("/webhook", status_code=202, responses={
-        200: {"description": "already stored (a redelivery), or a ping"},
-        202: {"description": "stored"},
-        400: {"description": "malformed body or missing headers"},
-        401: {"description": "missing or wrong signature"},
-        413: {"description": "body over the size limit"},
-        415: {"description": "unsupported content type"},
-        503: {"description": "the store is unavailable; GitHub may redeliver"},
+    @app.post("/webhook", status_code=202, response_model=Accepted, openapi_extra=WEBHOOK_REQUEST,
+              responses={
+        200: {"description": "already stored (a redelivery), or a ping", "model": Accepted},
+        202: {"description": "stored", "model": Accepted},
+        400: {"description": "malformed body or missing headers", "model": ErrorBody},
+        401: {"description": "missing or wrong signature", "model": ErrorBody},
+        413: {"description": "body over the size limit", "model": ErrorBody},
+        415: {"description": "unsupported content type", "model": ErrorBody},
+        503: {"description": "the store is unavailable; GitHub may redeliver", "model": ErrorBody},
     })
     async def webhook(request: Request) -> Response:
         """Verify, store, then answer: GitHub waits ten seconds at most."""
         start = time.perf_counter()
+        # Unverified: a metric label from it is one of a fixed set (any other string would
+        # grow the metrics without bound), and a log field is cut short.
         event_name = request.headers.get("x-github-event", "?")[:100]
         try:
             body = await _read_body(request, settings.max_body_bytes)
             delivery = parse_delivery(request.headers, body, secrets, verify=verify)
         except WebhookError as exc:
-            metrics.deliveries.labels(event_name, f"rejected_{exc.status}").inc()
+            metrics.deliveries.labels(metric_event(event_name), f"rejected_{exc.status}").inc()
             log.info("delivery rejected", extra={"status": exc.status, "reason": exc.reason,
                                                  "event": event_name})
             return _error(exc.status, exc.reason)
@@ -152,7 +209,9 @@ def create_app(
         """The process is up."""
         return {"status": "ok"}
 
-    @app.get("/readyz")
+    @app.get("/readyz", response_model=Readiness,
+             responses={503: {"description": "the database is unreachable or not migrated",
+                              "model": Readiness}})
     async def readyz() -> Response:
         """The database answers and its schema is current."""
         try:
@@ -161,7 +220,8 @@ def create_app(
             return JSONResponse({"status": "not ready", "reason": str(exc)}, status_code=503)
         return JSONResponse({"status": "ready"})
 
-    @app.get("/metrics")
+    @app.get("/metrics", response_class=PlainTextResponse,
+             responses={200: {"description": "the Prometheus text format"}})
     async def metrics_endpoint() -> Response:
         """Prometheus metrics."""
         data = await anyio.to_thread.run_sync(metrics.render)

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.formats.escape import code, html_prose
+
 TAIL_LINES = 200
 
 
@@ -61,13 +63,18 @@ def junit(outcomes: Sequence[Outcome], suite: str) -> bytes:
     return data
 
 
+def _cell(path: str) -> str:
+    """A path in a table cell: a code span, its pipes escaped (GFM splits cells on them)."""
+    return code(path).replace("|", "\\|")
+
+
 def summary(outcomes: Sequence[Outcome]) -> str:
     icon = {"passed": "✅", "failed": "❌", "timeout": "⏱️", "missing": "❓"}
     lines = ["### ROCm tests", "", "| Test | Result | Time |", "| --- | --- | --- |"]
-    lines.extend(f"| `{o.path}` | {icon[o.status]} {o.status} | {o.seconds:.0f} s |" for o in outcomes)
+    lines.extend(f"| {_cell(o.path)} | {icon[o.status]} {o.status} | {o.seconds:.0f} s |" for o in outcomes)
     failed = [o for o in outcomes if not o.ok]
     for o in failed:
-        lines.extend(["", f"<details><summary>{o.path}: last lines</summary>", "", "```",
+        lines.extend(["", f"<details><summary>{html_prose(o.path)}: last lines</summary>", "", "```",
                       "\n".join(o.output.splitlines()[-40:]).replace("```", "'''"), "```", "</details>"])
     return "\n".join(lines) + "\n"
 

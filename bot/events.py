@@ -14,12 +14,26 @@ def _get(data: Any, *path: str) -> Any:
     return data
 
 
+_INT64 = 1 << 63
+
+
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """An id or a number: a JSON integer a database column can hold (64-bit signed)."""
+    if isinstance(value, int) and not isinstance(value, bool) and -_INT64 <= value < _INT64:
+        return value
+    return None
 
 
 def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    """A name or a SHA: a JSON string a database column can hold (no NUL, no lone surrogate,
+    which JSON's `\\u` escapes can spell but UTF-8 cannot encode)."""
+    if not isinstance(value, str) or "\0" in value:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,16 @@ from typing import Any, Literal
 from bot.analysis.findings import Finding, Severity
 from bot.analysis.report import Report
 from bot.formats import markdown
-from bot.formats.escape import prose
+from bot.formats.escape import code, prose
 
 CHECK_NAME = "rocmbot / analysis"
 SUMMARY_MARKER = "<!-- rocmbot:summary -->"
 ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit for one check-run create or update
 MAX_COMMENT = 65_000  # GitHub refuses bodies over 65,536 characters
 MAX_CHECK_TEXT = 65_000
-_STATE = re.compile(r"<!-- rocmbot:state (\{.*?\}) -->", re.DOTALL)
+STATE_PREFIX = "<!-- rocmbot:state "
+STATE_SUFFIX = " -->"
+_SHA = re.compile(r"[0-9a-f]{7,64}")
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 Conclusion = Literal["success", "neutral", "failure"]
@@ -121,35 +123,46 @@ class SummaryState:
     posted: list[str] = field(default_factory=list)  # inline comment keys already posted
 
     def dump(self) -> str:
-        return json.dumps(
+        """The state as JSON that cannot end the HTML comment holding it: the descriptions
+        carry PR paths, and a path holding `-->` would otherwise close the comment and put
+        the rest of it, as markdown and HTML, into the rendered page."""
+        text = json.dumps(
             {"head": self.head, "findings": self.findings, "posted": self.posted[-500:]},
             separators=(",", ":"),
         )
+        return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+    def comment(self) -> str:
+        return f"{STATE_PREFIX}{self.dump()}{STATE_SUFFIX}"
 
     @classmethod
     def load(cls, body: str | None) -> SummaryState:
+        """The state from the last line of a summary comment (only there: a PR path shown in
+        a code span above it could spell a state of its own)."""
         if not body:
             return cls()
-        found = _STATE.search(body)
-        if not found:
+        last = body.rstrip("\n").rsplit("\n", 1)[-1]
+        if not (last.startswith(STATE_PREFIX) and last.endswith(STATE_SUFFIX)):
             return cls()
         try:
-            data = json.loads(found.group(1))
+            data = json.loads(last[len(STATE_PREFIX) : -len(STATE_SUFFIX)])
         except ValueError:
             return cls()
         if not isinstance(data, dict):
             return cls()
         findings = data.get("findings")
         posted = data.get("posted")
+        head = data.get("head")
         return cls(
-            head=data.get("head") if isinstance(data.get("head"), str) else None,
+            head=head if isinstance(head, str) and _SHA.fullmatch(head) else None,
             findings={str(k): str(v) for k, v in findings.items()} if isinstance(findings, dict) else {},
             posted=[str(p) for p in posted] if isinstance(posted, list) else [],
         )
 
 
 def is_summary(body: str | None) -> bool:
-    return bool(body) and SUMMARY_MARKER in (body or "")
+    """A summary comment starts with the marker (quoting one elsewhere does not make one)."""
+    return bool(body) and (body or "").startswith(SUMMARY_MARKER)
 
 
 def summary_body(
@@ -165,15 +178,14 @@ def summary_body(
     )
     parts = [SUMMARY_MARKER, markdown.render(report).rstrip()]
     if resolved:
+        since = code(previous.head[:12]) if previous.head else "the last push"
         parts.append("")
-        parts.append(
-            f"**Resolved since {str(previous.head)[:12]}**: " + "; ".join(prose(r) for r in resolved[:50])
-        )
+        parts.append(f"**Resolved since {since}**: " + "; ".join(prose(r) for r in resolved[:50]))
     parts.append("")
-    parts.append(f"<!-- rocmbot:state {state.dump()} -->")
+    parts.append(state.comment())
     body = "\n".join(parts) + "\n"
     if len(body) > MAX_COMMENT:
-        tail = f"\n<!-- rocmbot:state {state.dump()} -->\n"
+        tail = f"\n{state.comment()}\n"
         body = _cut("\n".join(parts[:2]), MAX_COMMENT - len(tail)) + tail
     return body, state
 

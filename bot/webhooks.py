@@ -12,6 +12,21 @@ from typing import Any
 
 SIGNATURE_HEADER = "x-hub-signature-256"
 
+# Events a metric may name; any other `X-GitHub-Event` is counted as "other". The header of a
+# rejected delivery is unauthenticated, and a label per distinct value would let anyone grow
+# the service's memory (and /metrics) without bound.
+METRIC_EVENTS = frozenset({
+    "check_run", "check_suite", "github_app_authorization", "installation",
+    "installation_repositories", "installation_target", "issue_comment", "meta", "ping",
+    "pull_request", "pull_request_review", "pull_request_review_comment", "push",
+    "workflow_dispatch", "workflow_job", "workflow_run",
+})
+
+
+def metric_event(name: str) -> str:
+    """The metric label for an event name taken from a request header."""
+    return name if name in METRIC_EVENTS else "other"
+
 
 class WebhookError(Exception):
     """A delivery that cannot be accepted; ``status`` is the HTTP answer."""

@@ -12,8 +12,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from config import yamlload
+
 CONFIG_PATHS = (".github/rocmbot.yml", ".github/rocmbot.yaml")
 DEFAULT_SOURCE = "default"
+MAX_HINTS = 100  # "did you mean" for the first unknown keys only
 
 Backend = Literal["cpu", "cuda", "rocm"]
 
@@ -182,9 +185,18 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _key_line(text: str, key: str) -> int | None:
-    found = re.search(rf"^{re.escape(key)}\s*:", text, re.MULTILINE)
-    return text.count("\n", 0, found.start()) + 1 if found else None
+def _key_lines(text: str) -> dict[str, int]:
+    """The first line of each top-level key (`key:` at the start of a line), read in one pass:
+    searching the text again for each of thousands of unknown keys would be quadratic."""
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        colon = line.find(":")
+        for _ in range(8):  # a plain key may hold colons (`a:b: 1`): try the first few
+            if colon <= 0:
+                break
+            lines.setdefault(line[:colon].rstrip(), number)
+            colon = line.find(":", colon + 1)
+    return lines
 
 
 def parse_config(text: str, path: str = CONFIG_PATHS[0]) -> LoadedConfig:
@@ -195,14 +207,19 @@ def parse_config(text: str, path: str = CONFIG_PATHS[0]) -> LoadedConfig:
     """
     base = default_data()
     try:
-        user = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        user = yamlload.safe_load(text)  # aliases bounded: no "billion laughs"
+    except (yaml.YAMLError, RecursionError) as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if isinstance(exc, yamlload.ExpansionError):
+            message = f"refused: {exc.problem}"
+        elif isinstance(exc, RecursionError):
+            message = "not valid YAML: nested too deeply"
+        else:
+            reason = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+            message = f"not valid YAML: {reason}"
         return LoadedConfig(
-            defaults(), path, dict.fromkeys(base, DEFAULT_SOURCE),
-            [ConfigProblem("(file)", f"not valid YAML: {reason}", line)],
+            defaults(), path, dict.fromkeys(base, DEFAULT_SOURCE), [ConfigProblem("(file)", message, line)]
         )
     if user is None:
         user = {}
@@ -212,11 +229,12 @@ def parse_config(text: str, path: str = CONFIG_PATHS[0]) -> LoadedConfig:
             [ConfigProblem("(file)", "the top level must be a mapping of keys", 1)],
         )
     problems: list[ConfigProblem] = []
+    key_lines = _key_lines(text)
     user = {str(k): v for k, v in user.items()}
     for key in [k for k in user if k not in base]:
-        hint = _closest(key, base)
+        hint = _closest(key, base) if len(problems) < MAX_HINTS else None  # difflib is slow
         problems.append(ConfigProblem(
-            key, "unknown key" + (f"; did you mean `{hint}`?" if hint else ""), _key_line(text, key)
+            key, "unknown key" + (f"; did you mean `{hint}`?" if hint else ""), key_lines.get(key)
         ))
         del user[key]
     while True:
@@ -228,7 +246,7 @@ def parse_config(text: str, path: str = CONFIG_PATHS[0]) -> LoadedConfig:
             for error in exc.errors():
                 loc = [str(part) for part in error["loc"]]
                 top = loc[0] if loc else "(file)"
-                problems.append(ConfigProblem(".".join(loc), error["msg"], _key_line(text, top)))
+                problems.append(ConfigProblem(".".join(loc), error["msg"], key_lines.get(top)))
                 bad.add(top)
             if not bad & user.keys():  # the defaults themselves are invalid: a bug, not input
                 raise

@@ -21,7 +21,7 @@ from dockerfile_parse import DockerfileParser
 from dockerfile_parse.util import WordSplitter
 
 from bot.analysis.requirements import Install, install_from
-from bot.analysis.shell import pip_installs
+from bot.analysis.shell import newlines_before, pip_installs
 
 log = logging.getLogger(__name__)
 
@@ -33,15 +33,33 @@ _RUN_FLAGS = re.compile(r"(?:\s|\\\n)*(?:--[a-z][\w-]*(?:=\S*)?(?:\s|\\\n)+)*")
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 MAX_ROUNDS = 4
+MAX_EXPANSION = 1 << 16  # characters a substituted value may grow to (ARG A=$B$B$B... chains)
+
+
+class _TooLongError(Exception):
+    pass
 
 
 def substitute(text: str, values: Mapping[str, str | None]) -> str:
     """Expand `$X`, `${X}`, `${X:-d}`, `${X-d}`, `${X:+a}`; unknown variables stay as written.
 
-    Inner expansions go first (`${A:-${B}}`), a few rounds at most.
+    Inner expansions go first (`${A:-${B}}`), a few rounds at most. A text whose expansion
+    would pass ``MAX_EXPANSION`` characters (and its own length) stays as written: each
+    `ARG A2=$A1$A1...` could otherwise multiply the length of the one before, a Dockerfile
+    of a few lines standing for gigabytes.
     """
+    cap = max(MAX_EXPANSION, len(text))
+    size = 0
 
     def one(m: re.Match[str]) -> str:
+        nonlocal size
+        out = _one(m)
+        size += len(out) - len(m.group(0))
+        if size > cap:
+            raise _TooLongError
+        return out
+
+    def _one(m: re.Match[str]) -> str:
         name = m["braced"] or m["plain"]
         value = values.get(name)
         op = m["op"]
@@ -52,8 +70,13 @@ def substitute(text: str, values: Mapping[str, str | None]) -> str:
             return m["word"] if present else ""
         return value if value is not None else m.group(0)
 
+    original = text
     for _ in range(MAX_ROUNDS):
-        expanded = _VAR.sub(one, text)
+        size = len(text)
+        try:
+            expanded = _VAR.sub(one, text)
+        except _TooLongError:
+            return original
         if expanded == text:
             break
         text = expanded
@@ -243,8 +266,10 @@ class _Reader:
         if "pip" not in script:
             return
 
+        newline = newlines_before(script)
+
         def line_of(pos: int) -> int:
-            return start + 1 if exec_form else start + 1 + script.count("\n", 0, pos)
+            return start + 1 if exec_form else start + 1 + newline(pos)
 
         values = stage.values()
         copies = [*stage.copies, *mounts]
@@ -339,9 +364,14 @@ def _under(path: str, folder: str) -> str | None:
 def _map_back(inside: str, copies: list[Copy]) -> list[str]:
     """Build-context paths that a path inside the image was copied from (latest copy first).
 
-    A source named like the file wins over a source that may be a folder holding it.
+    A source named like the file wins over a source that may be a folder holding it. Only
+    copies into the path itself or a folder above it can match, so the others are set aside
+    first, cheaply: a Dockerfile of thousands of COPYs and RUNs would otherwise cost their
+    product in path arithmetic.
     """
-    for copy in reversed(copies):
+    folders = {inside, "/", posixpath.dirname(inside)}
+    folders.update(inside[:i] for i, c in enumerate(inside) if c == "/")
+    for copy in reversed([c for c in copies if c.dest in folders]):
         exact: list[str] = []
         nested: list[str] = []
         for written in copy.sources:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -137,6 +138,14 @@ _EXPECTED: dict[str, tuple[str, tuple[type, ...]]] = {
 }
 
 
+def _finite(value: float) -> bool:
+    """A number a float can hold: `1e999` is infinite and `10**400` does not convert."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def _take(module: Module, name: str, node: ast.expr, values: dict[str, object],
           lines: dict[str, int], reject: object) -> None:
     assert callable(reject)
@@ -152,6 +161,9 @@ def _take(module: Module, name: str, node: ast.expr, values: dict[str, object],
     )
     if not isinstance(value, types) or bad_bool or bad_labels:
         reject(node, f"argument `{name}` must be {what}, not `{module.segment(node)}`")
+        return
+    if name == "est_time" and isinstance(value, int | float) and not _finite(value):
+        reject(node, f"argument `est_time` must be a finite number of seconds, not `{module.segment(node)}`")
         return
     values[name] = value
     lines[name] = node.lineno

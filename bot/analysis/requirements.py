@@ -34,9 +34,11 @@ _ENVIRONMENTS = tuple(
     for v in _PYTHONS
 )
 _ARCHIVES = (".whl", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
-_NAME_AT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*@")
+# Possessive quantifiers and a look-behind keep these linear: with plain `\s*\s*` or a
+# `\s+` tried at every position of a long run of spaces, matching is quadratic in the line.
+_NAME_AT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*+\s*+(?:\[[^\]]*+\])?+\s*+@")
 _SCP = re.compile(r"(?P<user>[\w.-]+)@(?P<host>[\w.-]+):(?P<path>.+)")
-_OPTION_TAIL = re.compile(r"\s+--?[A-Za-z]")
+_OPTION_TAIL = re.compile(r"(?<!\s)\s++--?[A-Za-z]")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
 import io
 import logging
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +67,13 @@ _SEPARATORS = ("&&", "||", ";", "|", "&", "\n")
 _REDIRECT = re.compile(r"\d*(?:&>|[<>]+)&?(.*)")
 _OPTION_ARGUMENT = frozenset({"-u", "-g", "-C", "--user", "--group", "--chdir"})  # sudo, env
 _DOCKER_VALUES = frozenset({"-w", "--workdir", "-e", "--env", "-u", "--user", "--env-file"})
+
+
+def newlines_before(text: str) -> Callable[[int], int]:
+    """How many line breaks come before an offset of ``text``, by bisection: counting them
+    afresh for each word of a long script would be quadratic in its length."""
+    breaks = [m.start() for m in re.finditer("\n", text)]
+    return lambda pos: bisect.bisect_left(breaks, pos)
 
 
 def pip_installs(script: str) -> list[PipCommand]:
@@ -134,10 +143,34 @@ def commands(script: str) -> list[list[Word]]:
 def _bashlex_commands(script: str, offset: int) -> list[list[Word]]:
     import bashlex  # its parser tables take ~80 ms to load: only when a script names pip
 
+    _guard_bashlex()
     found: list[list[Word]] = []
     for tree in bashlex.parse(script):
         _collect(tree, offset, found)
     return found
+
+
+def _guard_bashlex() -> None:
+    """Make bashlex refuse a `${` that no `}` closes, instead of looping for ever.
+
+    bashlex 0.18 expands `${` inside a word with ``string.find("}")``; when there is none it
+    restarts the word from its first character, forever: `X='${'` in any `run:` step or
+    `RUN` line would hold a worker for good. With the guard it raises the ParsingError it
+    raises for other bad substitutions, and the script is read by the fallback.
+    """
+    from bashlex import errors, subst
+
+    expand = subst._paramexpand
+    if getattr(expand, "guarded", False):
+        return
+
+    def guarded(parser: Any, string: str, index: int) -> Any:
+        if string.startswith("${", index) and string.find("}", index + 2) == -1:
+            raise errors.ParsingError("bad substitution: no closing '}'", string, index)
+        return expand(parser, string, index)
+
+    guarded.guarded = True  # type: ignore[attr-defined]
+    subst._paramexpand = guarded
 
 
 def _collect(node: Any, offset: int, found: list[list[Word]]) -> None:

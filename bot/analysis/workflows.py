@@ -6,6 +6,7 @@ line, and keys stay strings (YAML 1.1 would turn the `on:` key into `True`).
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Callable
@@ -14,11 +15,11 @@ from dataclasses import dataclass, replace
 import yaml
 
 from bot.analysis.requirements import Install, install_from, relative_candidates
-from bot.analysis.shell import PipCommand, Word, pip_installs
+from bot.analysis.shell import PipCommand, Word, newlines_before, pip_installs
 from bot.analysis.source import Unreadable
+from config.yamlload import ExpansionError, check_expansion
+from config.yamlload import Loader as _Loader
 
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_EXPRESSION = re.compile(r"\$\{\{.*?\}\}", re.DOTALL)
 _WORKSPACE = re.compile(r"^(?:\$\{\{\s*github\.workspace\s*\}\}|\$\{?GITHUB_WORKSPACE\}?)/")
 _MERGE = "tag:yaml.org,2002:merge"
 _POSIX_SHELLS = ("bash", "sh")
@@ -63,6 +64,10 @@ def parse_workflow(path: str, text: str) -> Workflow | Unreadable:
     """Read a workflow; malformed YAML is an :class:`Unreadable` with its line."""
     try:
         root = yaml.compose(text, Loader=_Loader)
+        if root is not None:
+            check_expansion(root, text)  # before anything walks it: no "billion laughs"
+    except ExpansionError as exc:
+        return Unreadable(path, None, f"skipped: {exc.problem}")
     except yaml.YAMLError as exc:
         return Unreadable(path, _error_line(exc, text), f"not valid YAML: {_error_reason(exc)}")
     except RecursionError:
@@ -184,25 +189,48 @@ def strip_expression(condition: str) -> str:
     return text
 
 
-def _mask(script: str) -> str:
+def expression_spans(script: str) -> list[tuple[int, int]]:
+    """Where the `${{ ... }}` expressions are, in order (each ends at the first `}}`).
+
+    Found with ``str.find``, so linear whatever the text: a regular expression searched
+    from every `${{` of a script with no `}}` would rescan the rest of it each time.
+    """
+    spans: list[tuple[int, int]] = []
+    start = script.find("${{")
+    while start != -1:
+        end = script.find("}}", start + 3)
+        if end == -1:
+            break
+        spans.append((start, end + 2))
+        start = script.find("${{", end + 2)
+    return spans
+
+
+def _mask(script: str, spans: list[tuple[int, int]]) -> str:
     """Hide `${{ ... }}` from the shell parser as `$xxx`, without moving any character."""
+    parts: list[str] = []
+    last = 0
+    for start, end in spans:
+        parts.append(script[last:start])
+        parts.append("$" + "".join("\n" if c == "\n" else "x" for c in script[start + 1:end]))
+        last = end
+    parts.append(script[last:])
+    return "".join(parts)
 
-    def hide(m: re.Match[str]) -> str:
-        return "$" + "".join("\n" if c == "\n" else "x" for c in m.group()[1:])
 
-    return _EXPRESSION.sub(hide, script)
-
-
-def _restore(cmd: PipCommand, script: str, masked: str) -> PipCommand:
+def _restore(cmd: PipCommand, script: str, masked: str, spans: list[tuple[int, int]]) -> PipCommand:
     """Put the hidden expressions back into the words that hold them."""
+    ends = [end for _, end in spans]
 
     def fix(words: tuple[Word, ...]) -> tuple[Word, ...]:
         out = []
         for w in words:
             text = w.text
-            for m in _EXPRESSION.finditer(script, 0, w.end):
-                if m.end() > w.start:
-                    text = text.replace(masked[m.start():m.end()], m.group(), 1)
+            i = bisect.bisect_right(ends, w.start)  # the first expression ending inside the word
+            while i < len(spans) and spans[i][1] <= w.end:
+                start, end = spans[i]
+                text = text.replace(masked[start:end], script[start:end], 1)
+                i += 1
             out.append(Word(text, w.start, w.end))
         return tuple(out)
 
@@ -213,31 +241,56 @@ def _restore(cmd: PipCommand, script: str, masked: str) -> PipCommand:
 def _installs(
     run: yaml.ScalarNode, script: str, lines: list[str], folder: str,
 ) -> tuple[Install, ...]:
-    masked = _mask(script)
+    spans = expression_spans(script)
+    masked = _mask(script, spans)
     line_of = _line_finder(run, masked, lines)
 
     def resolve(text: str) -> tuple[str, ...]:
         return relative_candidates(folder, _WORKSPACE.sub("", text, count=1))
 
     return tuple(
-        install_from(_restore(cmd, script, masked), line_of, lambda t: t, resolve)
+        install_from(_restore(cmd, script, masked, spans), line_of, lambda t: t, resolve)
         for cmd in pip_installs(masked)
     )
 
 
+_TOKEN = re.compile(r"[^\s'\"\\]+")
+
+
 def _line_finder(node: yaml.ScalarNode, script: str, lines: list[str]) -> Callable[[int], int]:
-    """Map an offset in a `run:` value to a line of the file."""
+    """Map an offset in a `run:` value to a line of the file.
+
+    A literal block (`|`) keeps the file's line breaks, so counting them is exact. Other
+    styles fold lines, so the word at the offset is looked for in the scalar's lines: from
+    where the last word was found (installs come in order), then from the top. The search
+    has a budget of a few passes over the scalar in all; past it, the last line found
+    stands, so a scalar of many words unlike their source (escapes, masked expressions)
+    costs linear time, not quadratic.
+    """
     first = node.start_mark.line
     if node.style == "|":
-        return lambda pos: first + 2 + script.count("\n", 0, pos)
+        newline = newlines_before(script)
+        return lambda pos: first + 2 + newline(pos)
     last = min(node.end_mark.line, len(lines) - 1)
+    region = "\n".join(lines[first:last + 1])
+    line_in_region = newlines_before(region)
+    cursor = 0
+    budget = 4 * len(region) + 4096
 
     def search(pos: int) -> int:
-        token = re.match(r"[^\s'\"\\]+", script[pos:])
-        if token is not None:
-            for i in range(first, last + 1):
-                if token.group() in lines[i]:
-                    return i + 1
-        return first + 1
+        nonlocal cursor, budget
+        token = _TOKEN.match(script, pos)
+        if token is None or budget <= 0:
+            return first + 1 + line_in_region(cursor)
+        word = token.group()
+        found = region.find(word, cursor)
+        budget -= (found if found != -1 else len(region)) - cursor
+        if found == -1:
+            found = region.find(word, 0, cursor + len(word))
+            budget -= cursor
+        if found == -1:
+            return first + 1
+        cursor = found
+        return first + 1 + line_in_region(found)
 
     return search

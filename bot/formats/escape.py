@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import re
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~$])")  # `$` starts math on GitHub
+# What starts a list, a rule or a heading underline when text begins a line: `- x`, `1. x`, `===`.
+_BLOCK_START = re.compile(r"^(\s*|\s*\d{1,9})([-=.)])")
 _ZERO_WIDTH = "\u200b"
+_REFERENCE = re.compile(r"(#|\bGH-)(?=\d)", re.IGNORECASE)
 
 
 def inline(text: str) -> str:
@@ -14,7 +18,11 @@ def inline(text: str) -> str:
     text = re.sub(r"\s+", " ", str(text))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _SPECIAL.sub(r"\\\1", text)
+    text = _BLOCK_START.sub(r"\1\\\2", text)
     text = text.replace("@", "@" + _ZERO_WIDTH)
+    # GitHub links `#12`, `GH-12` and `owner/repo#12` in rendered text, and a link to an issue
+    # puts a "mentioned this" event on it: escaping `#` does not stop that, breaking the run does.
+    text = _REFERENCE.sub(rf"\1{_ZERO_WIDTH}", text)
     return re.sub(r"(https?|ftp|mailto|www)([:.])", rf"\1{_ZERO_WIDTH}\2", text, flags=re.IGNORECASE)
 
 
@@ -40,14 +48,39 @@ def prose(text: str) -> str:
     """A sentence whose `backticked` parts become code spans and whose rest is escaped.
 
     Safe whatever the text holds: code spans are inert on GitHub, and everything outside
-    them goes through ``inline``.
+    them goes through ``inline``. Two code spans side by side get a zero-width space between
+    them: touching fences would run together into one longer backtick string, close nothing,
+    and leave the text of the first span outside code, unescaped.
     """
     out: list[str] = []
     last = 0
     text = " ".join(str(text).split())
     for found in _CODE_SPAN.finditer(text):
-        out.append(inline(text[last : found.start()]))
+        between = inline(text[last : found.start()])
+        out.append(between or (_ZERO_WIDTH if out else ""))
         out.append(code(found.group(1)))
         last = found.end()
     out.append(inline(text[last:]))
+    return "".join(out)
+
+
+def _html_inline(text: str) -> str:
+    text = html.escape(" ".join(str(text).split()), quote=True).replace("@", "@" + _ZERO_WIDTH)
+    text = _REFERENCE.sub(rf"\1{_ZERO_WIDTH}", text)
+    return re.sub(r"(https?|ftp|mailto|www)([:.])", rf"\1{_ZERO_WIDTH}\2", text, flags=re.IGNORECASE)
+
+
+def html_prose(text: str) -> str:
+    """``prose`` for a place where markdown is not read: inside an HTML block (a line that
+    starts with `<details>`, say), where text is HTML as written. Markup characters are made
+    entities, `backticked` parts become `<code>` elements, and mentions and references are
+    broken as ``inline`` breaks them (GitHub still looks for those in HTML text)."""
+    out: list[str] = []
+    last = 0
+    text = " ".join(str(text).split())
+    for found in _CODE_SPAN.finditer(text):
+        out.append(_html_inline(text[last : found.start()]))
+        out.append(f"<code>{_html_inline(found.group(1))}</code>")
+        last = found.end()
+    out.append(_html_inline(text[last:]))
     return "".join(out)

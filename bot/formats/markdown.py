@@ -7,7 +7,7 @@ import re
 from bot.analysis.findings import Severity
 from bot.analysis.report import Report, Table, TestEntry
 from bot.formats.common import ICON, gpu_minutes, headline, minutes, short
-from bot.formats.escape import cell, code, inline, prose
+from bot.formats.escape import cell, code, html_prose, inline, prose
 
 MAX_ROWS = 100  # a comment holds 65,536 characters; long lists are cut with a count
 
@@ -39,7 +39,9 @@ def _test_row(t: TestEntry) -> list[str]:
 
 
 def _extra_table(table: Table) -> list[str]:
-    out = ["", f"<details><summary>{prose(table.title)}</summary>", ""]
+    # The `<details>` line is an HTML block: markdown is not read there, so the title is
+    # escaped as HTML, not as markdown.
+    out = ["", f"<details><summary>{html_prose(table.title)}</summary>", ""]
     out.extend(_table([cell(h) for h in table.header], [[cell(c) for c in r] for r in table.rows]))
     if table.note:
         out.extend(["", inline(table.note)])

@@ -289,3 +289,21 @@ def test_copies_to_the_root_and_from_outside_the_context() -> None:
 
 def test_a_file_of_comments_only() -> None:
     assert parse_dockerfile("Dockerfile", "# escape=`\n# nothing else").installs == ()
+
+
+def test_only_copies_into_the_file_s_folders_are_consulted() -> None:
+    """Copies are set aside by destination first (a Dockerfile of thousands of COPYs and RUNs
+    stays linear); a glob copy into a folder above the file, or one that does not match it,
+    still lets an earlier copy answer."""
+    parsed = parse(
+        """
+        FROM python:3.11
+        COPY . /app/
+        COPY ci/req*.txt /app/
+        COPY other/ /elsewhere/
+        RUN pip install -r /app/sub/dev.txt -r /app/other.txt -r /app/req-rocm.txt
+        """,
+        path="Dockerfile",
+    )
+    files = parsed.installs[0].files
+    assert [f.candidates for f in files] == [("sub/dev.txt",), ("other.txt",), ("ci/req-rocm.txt",)]
