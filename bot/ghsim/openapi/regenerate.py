@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         licence = _member(tarball, "package/LICENSE")
     write_json(OUTPUT, trim(spec, args.version))
     (HERE / "LICENSE").write_bytes(licence)
-    print(f"wrote {OUTPUT} ({OUTPUT.stat().st_size} bytes)", file=sys.stderr)
+    sys.stderr.write(f"wrote {OUTPUT} ({OUTPUT.stat().st_size} bytes)\n")
     return 0
 
 

@@ -130,7 +130,7 @@ def _member(tarball: Path, name: str) -> Any:
 
 def _write(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {path} ({path.stat().st_size} bytes)", file=sys.stderr)
+    sys.stderr.write(f"wrote {path} ({path.stat().st_size} bytes)\n")
 
 
 def main(argv: list[str] | None = None) -> int:
