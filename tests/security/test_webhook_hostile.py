@@ -25,7 +25,7 @@ from bot.store.store import Store
 from bot.webhooks import sign
 from config.settings import Settings
 from tests.service.helpers import SECRET, comment_payload, pr_payload
-from tests.service.server import serving
+from tests.service.server import Running, running
 
 LIMIT = 16 * 1024  # max_body_bytes of the service under test
 FUZZ = settings(max_examples=120, deadline=None,
@@ -62,11 +62,17 @@ def _parse_answer(raw: bytes) -> Answer:
 
 @dataclass
 class Service:
-    url: str
+    run: Running
     store: Store
     client: httpx.Client
 
+    @property
+    def url(self) -> str:
+        return self.run.url
+
     def stored(self) -> int:
+        """Deliveries stored once every request sent so far has been handled to its end."""
+        self.run.wait_idle()
         return sum(self.store.counts().values())
 
     def post(self, headers: list[tuple[bytes, bytes]], body: bytes) -> Answer:
@@ -82,10 +88,10 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     folder = tmp_path_factory.mktemp("hostile")
     settings_ = Settings(webhook_secret=SecretStr(SECRET.decode()),
                          database_url=f"sqlite:///{folder}/db.sqlite", max_body_bytes=LIMIT)
-    with serving(create_app(settings_)) as url, httpx.Client(timeout=30) as client:
+    with running(create_app(settings_)) as run, httpx.Client(timeout=30) as client:
         store = Store(settings_.database_url)
         try:
-            yield Service(url, store, client)
+            yield Service(run, store, client)
         finally:
             store.close()
 
@@ -330,9 +336,10 @@ def test_broken_framing_is_never_a_server_error_nor_stored(
     assert not [s for s in statuses if s.startswith(b"5")], answer[:300]
     # A framing that was valid after all (`2, 2` is a legal list of one length) may store the
     # delivery, even when we hung up before its answer; but only the bytes that were signed.
+    after = service.stored()
     record = service.store.get(delivery)
     if record is None or not signed:
-        assert service.stored() == before and record is None
+        assert after == before and record is None
     else:
         assert record.payload_text == body.decode()
 
