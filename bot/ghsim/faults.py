@@ -7,6 +7,7 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
@@ -80,7 +81,7 @@ class RateLimiter:
 class Fault:
     """One rule of the plan; ``times`` None means every matching request (subject to ``fraction``)."""
 
-    kind: str  # status, status_after, secondary, too_many, primary, slow, drop
+    kind: str  # status, status_after, secondary, too_many, primary, slow, drop, before
     method: str | None = None
     path: str | re.Pattern[str] | None = None
     times: int | None = 1
@@ -90,6 +91,9 @@ class Fault:
     delay: float = 0.0
     reset_in: float = 1.0
     hits: int = 0
+    action: Callable[[], object] | None = None
+    skip: int = 0  # matching requests let through before the rule applies
+    seen: int = 0
 
     def matches(self, method: str, path: str) -> bool:
         if self.method and self.method.upper() != method.upper():
@@ -215,6 +219,20 @@ class FaultPlan:
         """Sleep ``seconds`` before answering."""
         return self.add(Fault("slow", method, path, times, fraction, delay=seconds))
 
+    def before(
+        self,
+        action: Callable[[], object],
+        *,
+        skip: int = 0,
+        times: int | None = 1,
+        method: str | None = None,
+        path: str | re.Pattern[str] | None = None,
+    ) -> Fault:
+        """Run ``action`` (a push, say) just before the simulator answers a matching request,
+        after letting ``skip`` of them through: something that happens on GitHub between two
+        requests of the client."""
+        return self.add(Fault("before", method, path, times, action=action, skip=skip))
+
     def drop(
         self,
         *,
@@ -229,10 +247,13 @@ class FaultPlan:
     # -- applying --------------------------------------------------------------------------------
     def pick(self, method: str, path: str) -> tuple[float, Fault | None]:
         """(total delay, terminal fault) for one request; counts the rules it consumes."""
-        delay, chosen = 0.0, None
+        delay, chosen, actions = 0.0, None, []
         with self._lock:
             for rule in self.rules:
                 if (rule.times is not None and rule.hits >= rule.times) or not rule.matches(method, path):
+                    continue
+                rule.seen += 1
+                if rule.seen <= rule.skip:
                     continue
                 if rule.fraction is not None and self._random.random() >= rule.fraction:
                     continue
@@ -240,12 +261,18 @@ class FaultPlan:
                 if rule.kind == "slow":
                     delay += rule.delay
                     continue
+                if rule.kind == "before":
+                    assert rule.action is not None
+                    actions.append(rule.action)
+                    continue
                 chosen = rule
                 break
             if chosen is not None:
                 self.injected.append(Injected(chosen.kind, method, path, chosen.status))
             elif delay:
                 self.injected.append(Injected("slow", method, path, None))
+        for action in actions:  # outside the lock: an action may add rules
+            action()
         return delay, chosen
 
     def count(self, kind: str | None = None) -> int:

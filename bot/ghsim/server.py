@@ -14,7 +14,7 @@ import uvicorn
 
 from bot.ghsim.app import SimulatorApp, create_simulator
 from bot.ghsim.faults import FaultPlan, RateLimiter
-from bot.ghsim.state import HookDelivery, SimulatorState, WorkflowRun
+from bot.ghsim.state import HookDelivery, SimulatorState, WorkflowJob, WorkflowRun
 from bot.ghsim.webhooks.delivery import deliver
 from bot.ghsim.webhooks.payloads import Payloads
 
@@ -57,6 +57,23 @@ class Simulator:
             action = {"queued": "requested"}.get(status, status)
             self.deliver("workflow_run", self.payloads.workflow_run(moved, action))
         return moved
+
+    def advance_job(
+        self,
+        run: WorkflowRun | int,
+        name: str,
+        status: str,
+        conclusion: str | None = None,
+        *,
+        notify: bool = False,
+    ) -> WorkflowJob:
+        """Move the job ``name`` of a run on (made on first use); with ``notify`` deliver the
+        matching ``workflow_job`` webhook."""
+        job = self.state.set_job_status(run, name, status, conclusion)
+        if notify:
+            found = run if isinstance(run, WorkflowRun) else self.state.runs[run]
+            self.deliver("workflow_job", self.payloads.workflow_job(found, status, job=job))
+        return job
 
 
 def free_port() -> int:

@@ -22,6 +22,7 @@ from bot.ghsim.state import (
     ReviewComment,
     SimulatorState,
     Workflow,
+    WorkflowJob,
     WorkflowRun,
     iso,
     node_id,
@@ -659,6 +660,34 @@ class Shapes:
             "url": f"{self.repo_url(repo)}/actions/workflows/{workflow.id}",
             "html_url": f"{self.html(repo)}/blob/{repo.default_branch}/{workflow.path}",
             "badge_url": f"{self.html(repo)}/workflows/{workflow.name}/badge.svg",
+        }
+
+    def workflow_job(self, repo: Repository, run: WorkflowRun, job: WorkflowJob) -> dict[str, Any]:
+        api = self.repo_url(repo)
+        return {
+            "id": job.id,
+            "run_id": run.id,
+            "run_url": f"{api}/actions/runs/{run.id}",
+            "run_attempt": run.run_attempt,
+            "node_id": node_id("WFJ", job.id),
+            "head_sha": run.head_sha,
+            "head_branch": run.head_branch,
+            "url": f"{api}/actions/jobs/{job.id}",
+            "html_url": f"{self.html(repo)}/actions/runs/{run.id}/job/{job.id}",
+            "status": job.status,
+            "conclusion": job.conclusion,
+            "created_at": iso(job.created_at),
+            "started_at": iso(job.started_at or job.created_at),
+            "completed_at": iso(job.completed_at),
+            "name": job.name,
+            "steps": [],
+            "check_run_url": f"{api}/check-runs/{job.id}",
+            "labels": list(job.labels),
+            "runner_id": 7 if job.runner_name else None,
+            "runner_name": job.runner_name,
+            "runner_group_id": 1 if job.runner_name else None,
+            "runner_group_name": "rocm" if job.runner_name else None,
+            "workflow_name": run.name,
         }
 
     def workflow_run(self, repo: Repository, run: WorkflowRun) -> dict[str, Any]:

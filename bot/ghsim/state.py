@@ -150,6 +150,22 @@ class WorkflowRun:
 
 
 @dataclass
+class WorkflowJob:
+    """One job of a workflow run (a matrix entry is a job of its own, named after its values)."""
+
+    id: int
+    run_id: int
+    name: str
+    status: str = "queued"
+    conclusion: str | None = None
+    runner_name: str | None = None
+    labels: list[str] = field(default_factory=lambda: ["self-hosted", "linux-mi350-gpu-4"])
+    created_at: datetime = field(default_factory=utcnow)
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+
+
+@dataclass
 class Repository:
     """A repository: refs over a shared object store, plus workflows and collaborators."""
 
@@ -404,6 +420,7 @@ class SimulatorState:
         self.reviews: dict[int, Review] = {}
         self.check_runs: dict[int, CheckRun] = {}
         self.runs: dict[int, WorkflowRun] = {}
+        self.jobs: dict[int, WorkflowJob] = {}
         self.teams: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
         self.deliveries: list[HookDelivery] = []
         self.calls: list[Call] = []
@@ -728,6 +745,27 @@ class SimulatorState:
             found = run if isinstance(run, WorkflowRun) else self.runs[run]
             found.status, found.conclusion, found.updated_at = status, conclusion, utcnow()
             return found
+
+    def set_job_status(
+        self, run: WorkflowRun | int, name: str, status: str, conclusion: str | None = None
+    ) -> WorkflowJob:
+        """Move the job ``name`` of a run along (made on first use), as a runner would."""
+        with self.lock:
+            run_id = run.id if isinstance(run, WorkflowRun) else run
+            job = next((j for j in self.jobs.values() if j.run_id == run_id and j.name == name), None)
+            if job is None:
+                job = WorkflowJob(180_000_000 + self.next_id(), run_id, name)
+                self.jobs[job.id] = job
+            job.status, job.conclusion = status, conclusion
+            if status != "queued" and job.started_at is None:
+                job.started_at, job.runner_name = utcnow(), "mi350-runner-1"
+            if status == "completed":
+                job.completed_at = utcnow()
+            return job
+
+    def jobs_of(self, run_id: int) -> list[WorkflowJob]:
+        with self.lock:
+            return sorted((j for j in self.jobs.values() if j.run_id == run_id), key=lambda j: j.id)
 
     def repo_of_run(self, run: WorkflowRun) -> Repository:
         for repo in self.repos.values():

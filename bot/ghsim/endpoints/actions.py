@@ -195,6 +195,13 @@ def get_run(ctx: Ctx) -> Response:
     return json_response(ctx.shapes.workflow_run(repo, run))
 
 
+@handles("actions/list-jobs-for-workflow-run")
+def list_jobs(ctx: Ctx) -> Response:
+    repo, run = _run(ctx)
+    shaped = [ctx.shapes.workflow_job(repo, run, job) for job in ctx.state.jobs_of(run.id)]
+    return paginate(ctx, shaped, wrap=lambda page: {"total_count": len(shaped), "jobs": page})
+
+
 @handles("actions/cancel-workflow-run")
 def cancel_run(ctx: Ctx) -> Response:
     _, run = _run(ctx)

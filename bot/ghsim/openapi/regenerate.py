@@ -66,6 +66,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs"),
     ("get", "/repos/{owner}/{repo}/actions/runs"),
     ("get", "/repos/{owner}/{repo}/actions/runs/{run_id}"),
+    ("get", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs"),
     ("post", "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel"),
     ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
     ("get", "/orgs/{org}/teams/{team_slug}/memberships/{username}"),

@@ -17,12 +17,14 @@ from bot.ghsim.state import (
     Repository,
     Review,
     SimulatorState,
+    WorkflowJob,
     WorkflowRun,
     iso,
     utcnow,
 )
 
 HERE = Path(__file__).resolve().parent
+DEFAULT_LABELS = ("self-hosted", "linux-mi350-gpu-4")
 
 
 @cache
@@ -427,26 +429,27 @@ class Payloads:
         run: WorkflowRun,
         action: str = "queued",
         *,
+        job: WorkflowJob | None = None,
         job_id: int | None = None,
         name: str = "test",
         labels: list[str] | None = None,
     ) -> dict[str, Any]:
-        """``workflow_job`` queued, in_progress or completed for one job of ``run``."""
+        """``workflow_job`` queued, in_progress or completed for one job of ``run`` (``job``: one the
+        simulator's state holds, see :meth:`Simulator.advance_job`)."""
         repo = self.state.repo_of_run(run)
         payload = self._start("workflow_job", action, repo)
-        job = payload["workflow_job"]
-        ident = job_id or run.id * 10 + 1
+        ident = job.id if job is not None else job_id or run.id * 10 + 1
         api = f"{self.base}/repos/{repo.full_name}"
-        job.update(
+        payload["workflow_job"].update(
             {
                 "id": ident,
                 "run_id": run.id,
                 "run_attempt": run.run_attempt,
                 "head_sha": run.head_sha,
                 "head_branch": run.head_branch,
-                "name": name,
+                "name": job.name if job is not None else name,
                 "workflow_name": run.name,
-                "labels": labels or ["self-hosted", "linux-mi350-gpu-4"],
+                "labels": list(job.labels) if job is not None else labels or list(DEFAULT_LABELS),
                 "run_url": f"{api}/actions/runs/{run.id}",
                 "url": f"{api}/actions/jobs/{ident}",
                 "html_url": f"{self.base}/{repo.full_name}/actions/runs/{run.id}/job/{ident}",
@@ -454,10 +457,11 @@ class Payloads:
             }
         )
         if action == "completed":
-            job.update(
+            conclusion = job.conclusion if job is not None else None
+            payload["workflow_job"].update(
                 {
                     "status": "completed",
-                    "conclusion": run.conclusion or "success",
+                    "conclusion": conclusion or run.conclusion or "success",
                     "completed_at": iso(utcnow()),
                 }
             )
