@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,8 +13,9 @@ import yaml
 
 from bot.effects import Effects
 from bot.formats.escape import code
+from bot.formats.markdown import grid
 from bot.port import GitHubPort
-from bot.store.dispatch import Dispatch, DispatchStore, SelectedTest
+from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome, SelectedTest
 from config.repo import RepoConfig
 
 log = logging.getLogger(__name__)
@@ -75,6 +77,58 @@ def find_check(gh: GitHubPort, repo: str, head: str, external_id: str) -> dict[s
         if run.external_id == external_id:
             return {"id": run.id, "reconciled": True}
     return None
+
+
+_JOB_URL = re.compile(r"https?://[^\s()<>\[\]`]+")
+
+
+def job_target(name: str, tests: list[str]) -> str | None:
+    """The test a job ran: the targeted workflow's matrix names each job after its test
+    (`stage-c-4-gpu-mi350 (tests/e2e/test_x.py)`); a job named after no test is not one."""
+    wanted = set(tests)
+    for word in re.split(r"[\s(),]+", name):
+        if word in wanted:
+            return word
+    return None
+
+
+def outcome_lines(paths: list[str], outcomes: dict[str, JobOutcome]) -> list[str]:
+    """A table of each test's result, with a link to its job."""
+    rows = []
+    for path in paths:
+        found = outcomes.get(path)
+        if found is None:
+            rows.append([code(path), "waiting", ""])
+            continue
+        result = _word(found)
+        if found.job_url and _JOB_URL.fullmatch(found.job_url):
+            result = f"[{result}]({found.job_url})"
+        took = f"{found.seconds / 60:.0f} min" if found.seconds is not None else ""
+        rows.append([code(path), result, took])
+    return grid(["Test", "Result", "Time"], rows)
+
+
+_CONCLUSIONS = (
+    "success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required", "stale",
+)
+
+
+def _word(found: JobOutcome) -> str:
+    """A job's state in a word or two; one GitHub does not document reads as `other`."""
+    if found.status != "completed":
+        return "in progress" if found.status == "in_progress" else "queued"
+    return (found.conclusion if found.conclusion in _CONCLUSIONS else "other").replace("_", " ")
+
+
+def tally(paths: list[str], outcomes: dict[str, JobOutcome]) -> str:
+    """`3 passed, 1 failed` over the tests that finished."""
+    counts: dict[str, int] = defaultdict(int)
+    for path in paths:
+        found = outcomes.get(path)
+        if found is not None and found.status == "completed":
+            word = _word(found)
+            counts[{"success": "passed", "failure": "failed"}.get(word, word)] += 1
+    return ", ".join(f"{n} {word}" for word, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def dispatch_key(repo: str, pr: int, head: str, suite: str, tests: list[str], origin: str) -> str:
@@ -198,8 +252,8 @@ class Dispatcher:
             )
         return result
 
+    @staticmethod
     def check_payload(
-        self,
         head: str,
         dispatch_id: str,
         suite: str,
@@ -210,22 +264,26 @@ class Dispatcher:
         conclusion: str | None = None,
         url: str | None = None,
         detail: str = "",
+        outcomes: dict[str, JobOutcome] | None = None,
     ) -> dict[str, Any]:
         lines = [f"Suite {code(suite)}, about {minutes(gpu)}; dispatch `{dispatch_id}`.", ""]
-        lines.extend(f"- {code(p)}" for p in paths)
+        if outcomes:
+            lines.extend(outcome_lines(paths, outcomes))
+        else:
+            lines.extend(f"- {code(p)}" for p in paths)
         if detail:
             lines.extend(["", detail])
+        tests = f"{len(paths)} ROCm test{'s' if len(paths) != 1 else ''} on {suite}"
+        title = f"{tests}: {conclusion or status.replace('_', ' ')}"
+        counted = tally(paths, outcomes or {})
+        if counted:
+            title += f" ({counted})"
         payload: dict[str, Any] = {
             "name": ROCM_CHECK,
             "head_sha": head,
             "status": status,
             "external_id": dispatch_id,
-            "output": {
-                "title": f"{len(paths)} ROCm test{'s' if len(paths) != 1 else ''} on {suite}: {status}"
-                if conclusion is None
-                else f"{len(paths)} ROCm tests on {suite}: {conclusion}",
-                "summary": "\n".join(lines),
-            },
+            "output": {"title": title, "summary": "\n".join(lines)},
         }
         if url:
             payload["details_url"] = url

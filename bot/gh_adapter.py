@@ -19,6 +19,7 @@ from bot.port import (
     Comment,
     InlineComment,
     PullRequest,
+    WorkflowJob,
     WorkflowRun,
 )
 from config.settings import Settings
@@ -159,6 +160,18 @@ def _run(data: dict[str, Any]) -> WorkflowRun:
         conclusion=data.get("conclusion"),
         html_url=data.get("html_url", ""),
         display_title=data.get("display_title") or "",
+    )
+
+
+def _job(data: dict[str, Any]) -> WorkflowJob:
+    return WorkflowJob(
+        id=data["id"],
+        name=data.get("name") or "",
+        status=data.get("status") or "",
+        conclusion=data.get("conclusion"),
+        html_url=data.get("html_url") or "",
+        started_at=data.get("started_at"),
+        completed_at=data.get("completed_at"),
     )
 
 
@@ -365,6 +378,9 @@ class PyGithubPort:
             params={"event": event, "per_page": 100},
         )
         return [_run(r) for r in data.get("workflow_runs", [])]
+
+    def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
+        return [_job(j) for j in self._pages(f"/repos/{repo}/actions/runs/{run_id}/jobs", key="jobs")]
 
     def cancel_run(self, repo: str, run_id: int) -> None:
         """Stop a run; one that has already completed (409) needs no stopping. Raising would fail

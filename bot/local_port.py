@@ -19,6 +19,7 @@ from bot.port import (
     Comment,
     InlineComment,
     PullRequest,
+    WorkflowJob,
     WorkflowRun,
 )
 
@@ -202,6 +203,9 @@ class LocalPort:
     def workflow_runs(
         self, repo: str, workflow: str, *, event: str = "workflow_dispatch"
     ) -> list[WorkflowRun]:
+        return []
+
+    def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
         return []
 
     def cancel_run(self, repo: str, run_id: int) -> None:

@@ -72,6 +72,19 @@ class WorkflowRun:
 
 
 @dataclass(frozen=True)
+class WorkflowJob:
+    """One job of a run; the targeted workflow runs one job per test, named after it."""
+
+    id: int
+    name: str
+    status: str
+    conclusion: str | None
+    html_url: str
+    started_at: str | None = None
+    completed_at: str | None = None
+
+
+@dataclass(frozen=True)
 class BlobRequest:
     """A file at a commit: ``sha:path``."""
 
@@ -138,5 +151,9 @@ class GitHubPort(Protocol):
     def workflow_runs(
         self, repo: str, workflow: str, *, event: str = "workflow_dispatch"
     ) -> list[WorkflowRun]: ...
+
+    def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
+        """The jobs of a run's latest attempt."""
+        ...
 
     def cancel_run(self, repo: str, run_id: int) -> None: ...

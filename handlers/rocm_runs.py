@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from bot.context import HandlerContext
-from bot.dispatcher import APPROVE_ACTION, Refusal
+from bot.dispatcher import APPROVE_ACTION, Dispatcher, Refusal, job_target
 from bot.events import Event
 from bot.rocm import RocmRuns
 from bot.router import Router
-from bot.store.dispatch import DispatchStore
+from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome
 
 router = Router()
 log = logging.getLogger(__name__)
@@ -104,9 +105,96 @@ def _dispatch_of(store: DispatchStore, repo: str, run: dict[str, object]) -> str
     return None
 
 
+def _seconds(job: dict[str, object]) -> float | None:
+    """How long a job ran, from its `started_at` and `completed_at` (ISO 8601), when both are known."""
+    try:
+        started = datetime.fromisoformat(str(job.get("started_at")).replace("Z", "+00:00"))
+        ended = datetime.fromisoformat(str(job.get("completed_at")).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, (ended - started).total_seconds())
+
+
+def _record_job(store: DispatchStore, record: Dispatch, job: dict[str, object]) -> bool:
+    """Keep the outcome of the test a job ran; False for a job that ran no test of the dispatch."""
+    path = job_target(str(job.get("name") or ""), record.tests)
+    job_id = job.get("id")
+    if path is None or not isinstance(job_id, int):
+        return False
+    status = _STATUS.get(str(job.get("status")), "in_progress")
+    store.record_outcome(
+        record.dispatch_id,
+        JobOutcome(
+            path,
+            job_id,
+            status,
+            str(job["conclusion"]) if status == "completed" and job.get("conclusion") else None,
+            str(job.get("html_url") or "") or None,
+            _seconds(job) if status == "completed" else None,
+        ),
+    )
+    return True
+
+
+def _fill_from_jobs(ctx: HandlerContext, store: DispatchStore, record: Dispatch) -> None:
+    """At the end of a run, read its jobs for the tests whose `workflow_job` news never came
+    (a lost delivery, or a run whose id was learnt only from its `workflow_run`)."""
+    assert ctx.github is not None and record.run_id is not None
+    known = store.outcomes(record.dispatch_id)
+    if all(p in known and known[p].status == "completed" for p in record.tests):
+        return
+    for job in ctx.github.run_jobs(record.repository, record.run_id):
+        _record_job(
+            store,
+            record,
+            {
+                "id": job.id,
+                "name": job.name,
+                "status": job.status,
+                "conclusion": job.conclusion,
+                "html_url": job.html_url,
+                "started_at": job.started_at,
+                "completed_at": job.completed_at,
+            },
+        )
+
+
+def _refresh_check(ctx: HandlerContext, store: DispatchStore, dispatch_id: str, news: str) -> None:
+    """Bring the dispatch's `rocmbot / rocm` check up to date with its run and its tests.
+
+    ``news`` names what changed; the ledger makes each piece of news one update, so a
+    redelivered webhook does not write again."""
+    record = store.get(dispatch_id)
+    assert record is not None and ctx.github is not None
+    if record.check_run_id is None:
+        return
+    payload = Dispatcher.check_payload(
+        record.head_sha,
+        dispatch_id,
+        record.suite,
+        record.tests,
+        record.gpu_minutes,
+        record.status,
+        conclusion=record.conclusion if record.status == "completed" else None,
+        url=record.run_url,
+        detail=f"Workflow run: {record.run_url}" if record.run_url else "",
+        outcomes=store.outcomes(dispatch_id),
+    )
+    payload.pop("head_sha")
+    payload.pop("name")
+    gh, repo, check_id = ctx.github, record.repository, record.check_run_id
+    ctx.effects().once(
+        f"rocm-check-update:{dispatch_id}:{news}",
+        "check_run",
+        f"{repo}/check-runs/{check_id}",
+        lambda: {"id": gh.update_check_run(repo, check_id, payload).id},
+    )
+
+
 @router.register("workflow_run")
 def track_workflow_run(event: Event, ctx: HandlerContext) -> None:
-    """Move the dispatch's `rocmbot / rocm` check with its run: queued, in progress, completed."""
+    """Move the dispatch's `rocmbot / rocm` check with its run: queued, in progress, completed,
+    with each test's result at the end."""
     run = event.payload.get("workflow_run") or {}
     if ctx.github is None or event.repository is None or not isinstance(run, dict):
         return
@@ -114,76 +202,33 @@ def track_workflow_run(event: Event, ctx: HandlerContext) -> None:
     dispatch_id = _dispatch_of(store, event.repository, run)
     if dispatch_id is None:
         return
-    record = store.get(dispatch_id)
-    assert record is not None
     status = _STATUS.get(str(run.get("status")), "in_progress")
     conclusion = run.get("conclusion") if status == "completed" else None
     store.update(
         dispatch_id, run_id=run.get("id"), run_url=run.get("html_url"), status=status, conclusion=conclusion
     )
-    if record.check_run_id is None:
-        return
-    from bot.dispatcher import Dispatcher
-
-    runs = Dispatcher(ctx.github, ctx.effects(), store, None)  # type: ignore[arg-type]
-    payload = runs.check_payload(
-        record.head_sha,
-        dispatch_id,
-        record.suite,
-        record.tests,
-        record.gpu_minutes,
-        status,
-        conclusion=str(conclusion) if conclusion else None,
-        url=str(run.get("html_url") or "") or None,
-        detail=f"Workflow run: {run.get('html_url')}",
-    )
-    payload.pop("head_sha")
-    payload.pop("name")
-    effects = ctx.effects()
-    effects.once(
-        f"rocm-check-update:{dispatch_id}:{status}:{conclusion}",
-        "check_run",
-        f"{event.repository}/check-runs/{record.check_run_id}",
-        lambda: (
-            {"id": ctx.github.update_check_run(event.repository or "", record.check_run_id or 0, payload).id}
-            if ctx.github
-            else None
-        ),
-    )
+    record = store.get(dispatch_id)
+    assert record is not None
+    if status == "completed" and record.run_id is not None:
+        _fill_from_jobs(ctx, store, record)
+    _refresh_check(ctx, store, dispatch_id, f"{status}:{conclusion}")
 
 
 @router.register("workflow_job")
 def track_workflow_job(event: Event, ctx: HandlerContext) -> None:
-    """A job of a dispatched run started or ended: note it on the dispatch's check."""
+    """A job of a dispatched run (one test of it) started or ended: show it on the dispatch's check."""
     job = event.payload.get("workflow_job") or {}
     if ctx.github is None or event.repository is None or not isinstance(job, dict):
         return
     store = DispatchStore(ctx.store)
     run_id = job.get("run_id")
     record = store.by_run(event.repository, run_id) if isinstance(run_id, int) else None
-    if record is None or record.check_run_id is None or record.status == "completed":
+    if record is None:
         return
-    if job.get("status") == "in_progress" and record.status != "in_progress":
+    started = job.get("status") == "in_progress" and record.status in ("requested", "queued")
+    if started:
         store.update(record.dispatch_id, status="in_progress")
-        ctx.effects().once(
-            f"rocm-check-update:{record.dispatch_id}:in_progress:None",
-            "check_run",
-            f"{event.repository}/check-runs/{record.check_run_id}",
-            lambda: (
-                {
-                    "id": ctx.github.update_check_run(
-                        event.repository or "",
-                        record.check_run_id or 0,
-                        {
-                            "status": "in_progress",
-                            "output": {
-                                "title": f"{len(record.tests)} ROCm tests on {record.suite}: in progress",
-                                "summary": f"Job `{job.get('name')}` started on `{job.get('runner_name')}`.",
-                            },
-                        },
-                    ).id
-                }
-                if ctx.github
-                else None
-            ),
-        )
+    if not _record_job(store, record, job) and not started:
+        return
+    status, conclusion = job.get("status"), job.get("conclusion")
+    _refresh_check(ctx, store, record.dispatch_id, f"job:{job.get('id')}:{status}:{conclusion}")

@@ -88,3 +88,21 @@ def test_cancelling_a_run_that_already_completed_is_not_an_error(sim: Simulator,
     sim.faults.fail(502, times=1, method="POST", path="/repos/*/actions/runs/*/cancel")
     with pytest.raises(GithubException):  # other failures still fail
         port.cancel_run("octo/miles", run_id)
+
+
+def test_a_runs_jobs_are_read_page_by_page(sim: Simulator, seeded: Seeded) -> None:
+    port, repo, _ = seeded
+    workflow = (Path(__file__).parents[1] / "config" / "workflows" / "rocm-targeted.yml").read_text()
+    sim.state.add_workflow(repo, ".github/workflows/rocm-targeted.yml", workflow)
+    inputs = {"tests": "t", "suite": "s", "pr_number": "1", "head_sha": "a" * 40, "dispatch_id": "d" * 16}
+    run_id = port.dispatch_workflow("octo/miles", ".github/workflows/rocm-targeted.yml", "main", inputs)
+    assert run_id is not None
+    for n in range(120):
+        sim.state.set_job_status(run_id, f"s (tests/test_{n}.py)", "completed", "success")
+    sim.state.set_job_status(run_id, "s (tests/test_0.py)", "completed", "failure")  # the same job
+    jobs = port.run_jobs("octo/miles", run_id)
+    assert len(jobs) == 120 and len(sim.state.find_calls("GET", f"/repos/*/actions/runs/{run_id}/jobs")) == 2
+    assert (jobs[0].name, jobs[0].conclusion) == ("s (tests/test_0.py)", "failure")
+    assert jobs[0].html_url.endswith(f"/actions/runs/{run_id}/job/{jobs[0].id}")
+    assert jobs[0].started_at and jobs[0].completed_at
+    assert not sim.state.response_failures

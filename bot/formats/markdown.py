@@ -17,7 +17,7 @@ def _row(cells: list[str]) -> str:
     return "| " + " | ".join(re.sub(r"(?<!\\)\|", r"\\|", c) for c in cells) + " |"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def grid(header: list[str], rows: list[list[str]]) -> list[str]:
     out = [_row(header), _row(["---"] * len(header))]
     out.extend(_row(r) for r in rows[:MAX_ROWS])
     if len(rows) > MAX_ROWS:
@@ -42,7 +42,7 @@ def _extra_table(table: Table) -> list[str]:
     # The `<details>` line is an HTML block: markdown is not read there, so the title is
     # escaped as HTML, not as markdown.
     out = ["", f"<details><summary>{html_prose(table.title)}</summary>", ""]
-    out.extend(_table([cell(h) for h in table.header], [[cell(c) for c in r] for r in table.rows]))
+    out.extend(grid([cell(h) for h in table.header], [[cell(c) for c in r] for r in table.rows]))
     if table.note:
         out.extend(["", inline(table.note)])
     out.extend(["", "</details>"])
@@ -61,7 +61,7 @@ def render(report: Report) -> str:
         if in_scope:
             lines.append(f"**Tests this PR touches** ({len(in_scope)} of {len(report.tests)} markers)")
             lines.append("")
-            lines.extend(_table(["Test", "Backend", "Suite", "GPUs", "Est.", "Change", "Why"],
+            lines.extend(grid(["Test", "Backend", "Suite", "GPUs", "Est.", "Change", "Why"],
                                 [_test_row(t) for t in in_scope]))
         else:
             lines.append(f"No registered test is touched ({len(report.tests)} markers checked).")
@@ -70,7 +70,7 @@ def render(report: Report) -> str:
             lines.append(f"**ROCm runs `/run-amd` would dispatch**: {len(report.selected)}, "
                          f"about {report.gpu_minutes():.0f} GPU-minutes")
             lines.append("")
-            lines.extend(_table(
+            lines.extend(grid(
                 ["Test", "Suite", "Tier", "Est.", "GPU-min"],
                 [[code(s.path), code(s.suite), s.tier, minutes(s.est_time), gpu_minutes(s)]
                  for s in report.selected],

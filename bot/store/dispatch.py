@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Row, func, select, update
 
-from bot.store.schema import approvals, dispatches, selections
+from bot.store.schema import approvals, dispatches, selections, test_outcomes
 from bot.store.store import Store
 
 ACTIVE = ("requested", "queued", "in_progress", "waiting", "pending")
@@ -97,6 +97,18 @@ class Dispatch:
     @property
     def active(self) -> bool:
         return self.status in ACTIVE
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """How one test of a dispatch went, from the job that ran it."""
+
+    path: str
+    job_id: int
+    status: str
+    conclusion: str | None
+    job_url: str | None
+    seconds: float | None
 
 
 class DispatchStore:
@@ -287,3 +299,39 @@ class DispatchStore:
             query = query.where(dispatches.c.head_sha == head)
         with self.engine.connect() as conn:
             return float(conn.execute(query).scalar() or 0.0)
+
+    # per-test outcomes --------------------------------------------------------
+
+    def record_outcome(self, dispatch_id: str, outcome: JobOutcome) -> None:
+        """Keep the latest news of a test's job. Deliveries arrive out of order: a job's
+        `in_progress` that comes after its `completed` must not undo it."""
+        values = {
+            "job_id": outcome.job_id,
+            "status": outcome.status,
+            "conclusion": outcome.conclusion,
+            "job_url": outcome.job_url,
+            "seconds": outcome.seconds,
+            "updated_at": time.time(),
+        }
+        stmt = self._insert()(test_outcomes).values(dispatch_id=dispatch_id, path=outcome.path, **values)
+        if outcome.status != "completed":
+            stmt = stmt.on_conflict_do_update(
+                index_elements=["dispatch_id", "path"],
+                set_=values,
+                where=test_outcomes.c.status != "completed",
+            )
+        else:
+            stmt = stmt.on_conflict_do_update(index_elements=["dispatch_id", "path"], set_=values)
+        with self.engine.begin() as conn:
+            conn.execute(stmt)
+
+    def outcomes(self, dispatch_id: str) -> dict[str, JobOutcome]:
+        query = select(test_outcomes).where(test_outcomes.c.dispatch_id == dispatch_id)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return {
+            m["path"]: JobOutcome(
+                m["path"], m["job_id"], m["status"], m["conclusion"], m["job_url"], m["seconds"]
+            )
+            for m in (r._mapping for r in rows)
+        }

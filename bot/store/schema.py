@@ -123,3 +123,20 @@ dispatches = Table(
     Index("ix_dispatches_run", "repository", "run_id"),
     Index("ix_dispatches_created", "repository", "created_at"),
 )
+
+# One row per test of a dispatch that ran as a job of its own (the targeted workflow's matrix):
+# rows of different tests never contend, so concurrent `workflow_job` deliveries need no lock.
+test_outcomes = Table(
+    "test_outcomes",
+    metadata,
+    Column("id", _ID, primary_key=True, autoincrement=True),
+    Column("dispatch_id", String(40), nullable=False),
+    Column("path", String(500), nullable=False),
+    Column("job_id", BigInteger, nullable=False),
+    Column("status", String(30), nullable=False),  # queued | in_progress | completed
+    Column("conclusion", String(30)),
+    Column("job_url", String(500)),
+    Column("seconds", Float),
+    Column("updated_at", Float, nullable=False),
+    UniqueConstraint("dispatch_id", "path", name="uq_test_outcome"),
+)

@@ -170,3 +170,68 @@ def test_over_budget_needs_a_maintainer(tmp_path: Path) -> None:
         assert pending.conclusion == "action_required"
         _comment(world, pr, "/run-amd", "lead")
         assert len(_runs(world)) == 1
+
+
+def test_the_head_moving_between_command_and_dispatch_dispatches_nothing(world: World) -> None:
+    pr = _opened(world, {MOE: BAD})
+    # The handler reads the PR once for the command; a push lands before the dispatcher's re-read.
+    moved = world.sim.faults.before(
+        lambda: world.sim.state.push(pr, {MOE: BAD.replace("cp_size=1", "cp_size=1 ")}),
+        skip=1, method="GET", path=f"/repos/{world.repo.full_name}/pulls/{pr.number}",
+    )
+    old_head = pr.head_sha
+    command = _comment(world, pr, "/run-amd --force", "lead")
+    assert moved.hits == 1 and pr.head_sha != old_head
+    assert _runs(world) == []
+    assert world.sim.state.find_calls("POST", "/repos/*/actions/workflows/*/dispatches") == []
+    reply = _replies(world, pr)[-1]
+    assert f"the PR's head moved to `{pr.head_sha[:12]}`" in reply and "nothing was dispatched" in reply
+    assert "confused" in _reactions(world, command)
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "synchronize", before=old_head))
+    world.settle()
+    _comment(world, pr, "/run-amd --force", "lead")  # asked again, once the push is analysed
+    (run,) = _runs(world)
+    assert run.inputs["head_sha"] == pr.head_sha
+
+
+OTHER = "tests/e2e/megatron/test_qwen35_moe_long.py"
+
+
+def _job(test: str) -> str:
+    return f"stage-c-4-gpu-mi350 ({test})"
+
+
+def test_each_tests_outcome_reaches_the_rocm_check(world: World) -> None:
+    pr = _opened(world, {MOE: GOOD, OTHER: GOOD})
+    (run,) = _runs(world)
+    assert sorted(run.inputs["tests"].split()) == sorted([MOE, OTHER])
+    world.sim.advance_job(run, "plan", "completed", "success", notify=True)  # runs no test
+    world.sim.advance_job(run, _job(MOE), "in_progress", notify=True)
+    world.settle()
+    (check,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    assert check.status == "in_progress"
+    assert f"| `{MOE}` | [in progress](" in (check.summary or "")
+    assert f"| `{OTHER}` | waiting |" in (check.summary or "")
+    moe = world.sim.advance_job(run, _job(MOE), "completed", "success", notify=True)
+    world.settle()
+    (check,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    assert "(1 passed)" in (check.title or "") and check.status == "in_progress"
+    # The other job's delivery is lost: the bot reads the run's jobs when the run completes.
+    other = world.sim.advance_job(run, _job(OTHER), "completed", "failure")
+    world.sim.advance_run(run, "completed", "failure", notify=True)
+    world.settle()
+    (done,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    assert (done.status, done.conclusion) == ("completed", "failure")
+    assert done.title == "2 ROCm tests on stage-c-4-gpu-mi350: failure (1 failed, 1 passed)"
+    summary = done.summary or ""
+    assert f"| `{MOE}` | [success](" in summary and f"/job/{moe.id})" in summary
+    assert f"| `{OTHER}` | [failure](" in summary and f"/job/{other.id})" in summary
+    assert len(world.sim.state.find_calls("GET", f"/repos/*/actions/runs/{run.id}/jobs")) == 1
+    # A late or redelivered `in_progress` of a finished job changes nothing.
+    patches = len(world.sim.state.find_calls("PATCH", f"/repos/*/check-runs/{done.id}"))
+    world.deliver("workflow_job", world.sim.payloads.workflow_job(run, "in_progress", job=moe))
+    world.deliver("workflow_run", world.sim.payloads.workflow_run(run, "completed"))
+    world.settle()
+    assert world.checks(pr.head_sha, "rocmbot / rocm")[0].summary == summary
+    late = world.sim.state.find_calls("PATCH", f"/repos/*/check-runs/{done.id}")
+    assert len(late) <= patches + 1 and all(c.body.get("status") == "completed" for c in late[patches:])

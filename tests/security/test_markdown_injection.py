@@ -24,7 +24,7 @@ from bot.events import Event
 from bot.formats.escape import cell, code, inline, prose
 from bot.publish import SummaryState, check_output, finding_key, inline_comments, summary_body
 from bot.rocm import RocmRuns, describe
-from bot.store.dispatch import Dispatch, SelectedTest, Selection
+from bot.store.dispatch import Dispatch, JobOutcome, SelectedTest, Selection
 from config.repo import defaults
 from handlers.commands import _handle, _help
 from tests.security.markup import problems, render, structure
@@ -193,6 +193,9 @@ def test_command_replies_and_run_checks_are_inert(line: str, path: str, suite: s
     dispatcher = Dispatcher(cast(Any, None), cast(Any, None), cast(Any, None), defaults())
     check = dispatcher.check_payload("b" * 40, "d1", suite, [path, path], 40.0, "queued")
     gh.comments.append(check["output"]["summary"])
+    outcomes = {path: JobOutcome(path, 1, "completed", line, None, 60.0)}  # the job URL is GitHub's
+    done = dispatcher.check_payload("b" * 40, "d1", suite, [path], 40.0, "completed", outcomes=outcomes)
+    gh.comments.append(done["output"]["summary"])
     for body in gh.comments:
         assert problems(body) == [], body
 

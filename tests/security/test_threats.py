@@ -122,12 +122,14 @@ def test_the_targeted_workflow_handles_pr_code_as_data() -> None:
     triggers = workflow.get("on", workflow.get(True))
     assert list(triggers) == ["workflow_dispatch"]  # never pull_request_target
     assert workflow["permissions"] == {"contents": "read"}
-    (job,) = workflow["jobs"].values()
+    plan, job = workflow["jobs"]["plan"], workflow["jobs"]["test"]
+    assert "${{ inputs.tests }}" in plan["steps"][0]["env"].values()
+    assert job["strategy"]["matrix"]["test"] == "${{ fromJSON(needs.plan.outputs.tests) }}"
+    assert "${{ matrix.test }}" in job["env"].values()
     checkout = next(s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout@"))
     assert checkout["with"] == {"ref": "${{ inputs.head_sha }}", "persist-credentials": False}
-    scripts = [s["run"] for s in job["steps"] if "run" in s]
-    assert scripts and not [s for s in scripts if "${{" in s]
-    assert "${{ inputs.tests }}" in job["env"].values()
+    scripts = [s["run"] for j in (plan, job) for s in j["steps"] if "run" in s]
+    assert len(scripts) == 3 and not [s for s in scripts if "${{" in s]
 
 
 def test_test_paths_that_would_split_in_the_tests_input_are_refused() -> None:

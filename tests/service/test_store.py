@@ -7,7 +7,11 @@ import random
 import time
 
 import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 
+from bot.store.dispatch import DispatchStore, JobOutcome
+from bot.store.schema import metadata
 from bot.store.store import Store, StoreError, backoff_seconds, normalise_url
 from tests.service.helpers import comment_payload, event_of, pr_payload
 
@@ -153,7 +157,7 @@ def test_readiness_names_the_missing_migration(tmp_path: object) -> None:
     db = Store(f"sqlite:///{tmp_path}/empty.db")
     with pytest.raises(StoreError, match="run `rocmbot db upgrade`"):
         db.check_ready()
-    assert db.upgrade() == db.head_revision() == "0002"
+    assert db.upgrade() == db.head_revision() == "0003"
     db.check_ready()
     db.close()
     gone = Store("postgresql://nobody@127.0.0.1:1/none")
@@ -170,3 +174,21 @@ def test_backoff_grows_and_is_capped() -> None:
     assert normalise_url("postgres://u@h/db") == "postgresql+psycopg://u@h/db"
     assert normalise_url("sqlite:///x.db") == "sqlite:///x.db"
     assert time.time() > 0
+
+
+def test_the_migrations_make_the_tables_the_code_declares(store: Store) -> None:
+    with store.engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), metadata)
+    assert diff == []
+
+
+def test_a_tests_outcome_never_goes_back_from_completed(store: Store) -> None:
+    runs = DispatchStore(store)
+    path = "tests/e2e/test_a.py"
+    runs.record_outcome("d1", JobOutcome(path, 5, "in_progress", None, "https://x/5", None))
+    runs.record_outcome("d1", JobOutcome(path, 5, "completed", "failure", "https://x/5", 61.0))
+    runs.record_outcome("d1", JobOutcome(path, 5, "in_progress", None, "https://x/5", None))  # late
+    assert runs.outcomes("d1") == {path: JobOutcome(path, 5, "completed", "failure", "https://x/5", 61.0)}
+    runs.record_outcome("d1", JobOutcome(path, 9, "completed", "success", "https://x/9", 30.0))  # re-run
+    assert runs.outcomes("d1")[path].conclusion == "success"
+    assert runs.outcomes("d2") == {}
