@@ -218,7 +218,7 @@ class RocmRuns:
         if not who.maintainer:
             raise Refusal(f"{who.why()}; ROCm runs may be approved by {who_may(d, approve=True)}.")
         pending = self.selection()
-        if pending is None or not pending.tests:
+        if pending is None or pending.state != "pending" or not pending.tests:
             raise Refusal("there is nothing waiting for approval on this head.")
         digest = tests_hash(pending.tests)
         self.runs.approve(self.repo, self.number, self.pr.head_sha, digest, who.login, via)

@@ -151,7 +151,10 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
     assert outcome.result is not None
     if outcome.result.dispatched:
         _react(runs, comment_id, "rocket")
-    _reply(runs, event, comment_id, "dispatched", "Dispatched: " + describe(outcome.result) + ".")
+        _reply(runs, event, comment_id, "dispatched", "Dispatched: " + describe(outcome.result) + ".")
+    else:
+        _reply(runs, event, comment_id, "dispatched",
+               "Nothing new to run: " + describe(outcome.result) + " for this head.")
 
 
 @router.register("issue_comment", "created")
