@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from weakref import WeakKeyDictionary
 
 from bot.analysis import par
 from bot.analysis.evaluate import ExternalCall, Footprint, Interpreter, Limits, RunResult
@@ -37,7 +36,7 @@ from bot.analysis.flags import (
 )
 from bot.analysis.markers import Marker
 from bot.analysis.report import Table
-from bot.analysis.snapshot import Snapshot
+from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.source import Module
 from bot.analysis.values import Const, ListV, Text, TupleV, Unknown, Value, python
 
@@ -132,15 +131,11 @@ class _Cache:
         self.scripts: dict[str, Parsed] = {}
 
 
-_CACHES: WeakKeyDictionary[Snapshot, _Cache] = WeakKeyDictionary()
+_CACHE: Derived[_Cache] = Derived(lambda snapshot: _Cache())
 
 
 def _cache(snapshot: Snapshot) -> _Cache:
-    found = _CACHES.get(snapshot)
-    if found is None:
-        found = _Cache()
-        _CACHES[snapshot] = found
-    return found
+    return snapshot.derived(_CACHE)
 
 
 def _interpreter(snapshot: Snapshot, backend: str) -> Interpreter:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import posixpath
 import re
-import weakref
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -32,8 +31,8 @@ from bot.analysis.requirements import (
     parse_requirements,
     same_pin,
 )
-from bot.analysis.snapshot import Snapshot
-from bot.analysis.source import Unreadable
+from bot.analysis.snapshot import Derived, Snapshot
+from bot.analysis.source import Sources, Unreadable
 from bot.analysis.tree import match
 from bot.analysis.workflows import Job, Step, Workflow, parse_workflow, strip_expression
 
@@ -285,22 +284,24 @@ def is_rocm_name(path: str) -> bool:
 class _Files:
     """The snapshot's Dockerfiles, workflows and requirements files, each parsed once."""
 
-    def __init__(self, snapshot: Snapshot) -> None:
-        self.snapshot = snapshot
+    def __init__(self, sources: Sources) -> None:
+        # the sources, not the snapshot: the snapshot keeps what is made from these files,
+        # which then refers back to nothing that keeps the snapshot alive
+        self.sources = sources
         self.problems: dict[str, Finding] = {}
         self._dockerfiles: dict[str, Dockerfile | None] = {}
         self._workflows: dict[str, Workflow | None] = {}
         self._requirements: dict[str, RequirementsFile | None] = {}
 
     def text(self, path: str) -> str | None:
-        text = self.snapshot.sources.text(path)
+        text = self.sources.text(path)
         if isinstance(text, Unreadable):
             self.problems[path] = text.finding()
             return None
         return text
 
     def exists(self, path: str) -> bool:
-        return self.snapshot.sources.text(path) is not None
+        return self.sources.text(path) is not None
 
     def dockerfile(self, path: str) -> Dockerfile | None:
         if path not in self._dockerfiles:
@@ -336,9 +337,8 @@ def _list(snapshot: Snapshot, patterns: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
-def _groups(files: _Files) -> list[PinGroup]:
+def _groups(snapshot: Snapshot, files: _Files) -> list[PinGroup]:
     """The configured groups, else the inferred ones; then called workflows and requirements."""
-    snapshot = files.snapshot
     config = snapshot.config.pins
     groups: list[PinGroup] = []
     if config.groups:
@@ -915,16 +915,10 @@ class _Analysis:
     results: list[_Result]
 
 
-_CACHE: weakref.WeakKeyDictionary[Snapshot, _Analysis] = weakref.WeakKeyDictionary()
-
-
-def _analysis(snapshot: Snapshot) -> _Analysis:
-    """Every group of a snapshot checked once (cached for the snapshot's lifetime)."""
-    cached = _CACHE.get(snapshot)
-    if cached is not None:
-        return cached
-    files = _Files(snapshot)
-    groups = _groups(files)
+def _check_groups(snapshot: Snapshot) -> _Analysis:
+    """Every group of a snapshot checked (once: see :data:`_ANALYSIS`)."""
+    files = _Files(snapshot.sources)
+    groups = _groups(snapshot, files)
     ignore: set[str] = {canonicalize_name(n) for n in snapshot.config.pins.ignore}
     checked = [_Group(files, g, ignore) for g in groups]
     results: list[_Result] = []
@@ -939,9 +933,15 @@ def _analysis(snapshot: Snapshot) -> _Analysis:
     results.extend(_git_drift(files, groups))
     for path, problem in sorted(files.problems.items()):  # only group files are ever read
         results.append(_Result(problem, frozenset({path}), None))
-    analysis = _Analysis(groups, checked, results)
-    _CACHE[snapshot] = analysis
-    return analysis
+    return _Analysis(groups, checked, results)
+
+
+_ANALYSIS: Derived[_Analysis] = Derived(_check_groups)
+
+
+def _analysis(snapshot: Snapshot) -> _Analysis:
+    """Every group of a snapshot checked once, kept as long as the snapshot."""
+    return snapshot.derived(_ANALYSIS)
 
 
 def analyze_pins(snapshot: Snapshot, changed: Collection[str] | None) -> PinOutcome:

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Generic, TypeVar, cast
+
 from bot.analysis.findings import Finding
 from bot.analysis.imports import ImportGraph
 from bot.analysis.markers import Marker, find_markers
 from bot.analysis.source import Module, Sources, Unreadable
 from bot.analysis.tree import Tree, match
 from config.repo import RepoConfig
+
+T = TypeVar("T")
+
+
+class Derived(Generic[T]):
+    """A kind of result worked out from a whole snapshot (the pin groups checked, the
+    launch interpreters), kept by the snapshot itself: it lives exactly as long as the
+    snapshot does, and no module-level cache can keep a revision's files alive."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[Snapshot], T]) -> None:
+        self.make = make
 
 
 class Snapshot:
@@ -20,6 +36,14 @@ class Snapshot:
         self.graph = ImportGraph(self.sources, config.python_roots)
         self._markers: dict[str, tuple[list[Marker], list[Finding]]] = {}
         self._test_paths: list[str] | None = None
+        self._derived: dict[Derived[object], object] = {}
+
+    def derived(self, kind: Derived[T]) -> T:
+        """The result of ``kind`` for this snapshot, worked out on first use."""
+        key = cast(Derived[object], kind)
+        if key not in self._derived:
+            self._derived[key] = kind.make(self)
+        return cast(T, self._derived[key])
 
     @property
     def rev(self) -> str | None:

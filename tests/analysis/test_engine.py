@@ -3,10 +3,15 @@ change kind, per selection tier and per registration rule."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 
-from bot.analysis.engine import analyze, audit, read_config
+from bot.analysis import pins
+from bot.analysis.engine import _Analysis, analyze, audit, read_config
 from bot.analysis.report import Report, TestEntry
+from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.tree import FolderTree, GitRepository
 from bot.example import BASE_FILES
 from tests.gitrepo import GitRepo
@@ -251,6 +256,40 @@ def test_audit_lists_every_marker(example: tuple[GitRepo, str]) -> None:
         (SHORT, "rocm"),
     ]
     assert report.selected == [] and report.mode == "audit"
+
+
+def test_a_snapshot_and_what_was_worked_out_from_it_go_by_reference_counting(
+    example: tuple[GitRepo, str],
+) -> None:
+    repo, _ = example
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        with GitRepository(repo.root) as git:
+            tree = git.tree("HEAD")
+            snap = Snapshot(tree, read_config(tree).config)
+            run = _Analysis(snap, None, None)
+            outcomes = [run.launch_of(m) for p in snap.test_paths() for m in snap.markers(p)[0]]
+            assert any(o.launches for o in outcomes)
+            assert pins.analyze_pins(snap, None).environment
+            gone = weakref.ref(snap)
+            del snap, run
+            assert gone() is None  # no cache anywhere keeps a revision (or its files) alive
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_a_derived_result_is_worked_out_once_per_snapshot(example: tuple[GitRepo, str]) -> None:
+    repo, _ = example
+    kind: Derived[list[Snapshot]] = Derived(lambda s: [s])
+    with GitRepository(repo.root) as git:
+        tree = git.tree("HEAD")
+        one, two = (Snapshot(tree, read_config(tree).config) for _ in range(2))
+        first = one.derived(kind)
+        assert one.derived(kind) is first and first == [one]
+        assert two.derived(kind) == [two]
 
 
 def test_a_limited_analysis_reads_only_the_changed_tests_when_nothing_else_can_reach_them(
