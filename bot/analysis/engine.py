@@ -7,6 +7,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from bot.analysis import launch, pins
+from bot.analysis.collector import paused
 from bot.analysis.findings import Finding, finding
 from bot.analysis.markers import Marker
 from bot.analysis.report import (
@@ -298,6 +299,12 @@ def analyze(
     test files and files no test can load is analysed from those test files alone: the
     unchanged tests, which it cannot affect, are neither read nor listed.
     """
+    with paused():
+        return _analyze(base, head, loaded, changed, full)
+
+
+def _analyze(base: Tree, head: Tree, loaded: LoadedConfig | None,
+             changed: Collection[str] | None, full: bool) -> Report:
     loaded = loaded or read_config(base)
     head_snap = Snapshot(head, loaded.config)
     base_snap = Snapshot(base, loaded.config)
@@ -371,6 +378,11 @@ def _reaches_other_tests(snap: Snapshot, changes: set[str]) -> bool:
 
 def audit(tree: Tree, *, loaded: LoadedConfig | None = None) -> Report:
     """Everything wrong at one revision, whatever changed."""
+    with paused():
+        return _audit(tree, loaded)
+
+
+def _audit(tree: Tree, loaded: LoadedConfig | None) -> Report:
     loaded = loaded or read_config(tree)
     snap = Snapshot(tree, loaded.config)
     run = _Analysis(snap, None, None)
