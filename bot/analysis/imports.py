@@ -96,6 +96,7 @@ class ImportGraph:
         self._direct: dict[str, tuple[Import, ...]] = {}
         self._lines: dict[tuple[object, ...], tuple[str, ...]] = {}
         self._existing: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._closures: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
 
     def imports(self, path: str) -> tuple[Import, ...]:
         """The repository imports of one file (empty when it is absent or does not parse)."""
@@ -138,9 +139,20 @@ class ImportGraph:
             self._lines[key] = found
         return found
 
-    def closure(self, path: str) -> tuple[list[str], set[str]]:
+    def closure(self, path: str) -> tuple[tuple[str, ...], frozenset[str]]:
         """Repository files ``path`` loads, transitively, in discovery order, and every
-        candidate path along the way (a file added or removed there changes what loads)."""
+        candidate path along the way (a file added or removed there changes what loads).
+
+        Worked out once per file: a test's closure is asked for by its registration check
+        and by each of its markers, and the imports it follows never change in a snapshot.
+        """
+        found = self._closures.get(path)
+        if found is None:
+            found = self._walk(path)
+            self._closures[path] = found
+        return found
+
+    def _walk(self, path: str) -> tuple[tuple[str, ...], frozenset[str]]:
         order: list[str] = []
         seen = {path}
         candidates: set[str] = set()
@@ -154,7 +166,7 @@ class ImportGraph:
                         seen.add(dep)
                         order.append(dep)
                         stack.append(dep)
-        return order, candidates
+        return tuple(order), frozenset(candidates)
 
     def unreadable(self, paths: Sequence[str]) -> list[Unreadable]:
         """Why any of ``paths`` could not be parsed."""

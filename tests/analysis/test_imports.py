@@ -80,6 +80,7 @@ def test_closure_follows_repository_imports_transitively(tmp_path: Path) -> None
         "scripts/models.py",
     }
     assert "numpy.py" in candidates and "scripts/__init__.py" in candidates
+    assert graph.closure("tests/e2e/test_a.py") is graph.closure("tests/e2e/test_a.py")
     assert graph.imports("missing.py") == ()
     assert graph.imports("broken.py") == ()
     assert [u.path for u in graph.unreadable(["broken.py", "scripts/launch.py"])] == ["broken.py"]
