@@ -7,7 +7,9 @@ generation's collection walks every object still alive. On a large revision that
 cost most of what parsing did, to find a few objects per test file (a revision's function
 scopes and the classes they refer to), which one collection after the analysis finds as
 well. So the collector is paused while analyses run and resumed, if it was running, once
-the last one ends, whatever way it ends.
+the last one ends, whatever way it ends. A service whose analyses overlap without a break
+would never get there: every ``COLLECT_EVERY`` analyses that end while others still run,
+one collection is made by hand, so the garbage they leave stays bounded.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import gc
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+COLLECT_EVERY = 32
 
 
 class _Pause:
@@ -26,6 +30,7 @@ class _Pause:
         self._lock = threading.Lock()
         self._active = 0
         self._resume = False
+        self._ended = 0
 
     @contextmanager
     def __call__(self) -> Iterator[None]:
@@ -45,8 +50,11 @@ class _Pause:
     def _end(self) -> None:
         with self._lock:
             self._active -= 1
-            if self._active == 0 and self._resume:
+            self._ended += 1
+            if self._resume and self._active == 0:
                 gc.enable()
+            elif self._resume and self._ended % COLLECT_EVERY == 0:
+                gc.collect()
 
 
 paused = _Pause()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.analysis import engine
-from bot.analysis.collector import paused
+from bot.analysis.collector import COLLECT_EVERY, paused
 from bot.analysis.tree import FolderTree
 from bot.example import BASE_FILES
 from config.repo import LoadedConfig
@@ -43,6 +43,23 @@ def test_a_pause_ended_by_an_exception_resumes_the_collector() -> None:
     with pytest.raises(RuntimeError), paused():
         raise RuntimeError("boom")
     assert gc.isenabled()
+
+
+def test_analyses_that_overlap_without_a_break_still_collect(monkeypatch: pytest.MonkeyPatch) -> None:
+    gc.enable()
+    collections: list[int] = []
+
+    def collect() -> int:
+        collections.append(1)
+        return 0
+
+    monkeypatch.setattr(gc, "collect", collect)
+    with paused():  # a long analysis, while many short ones come and go
+        for _ in range(COLLECT_EVERY * 2):
+            with paused():
+                pass
+        assert not gc.isenabled()
+    assert len(collections) == 2 and gc.isenabled()
 
 
 def test_a_collector_that_was_off_stays_off() -> None:
