@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.ghsim.diff import is_binary
 from bot.ghsim.objects import TREE_MODE, Commit
-from bot.ghsim.state import Repository, SimulatorState, iso
+from bot.ghsim.state import Account, Repository, SimulatorState, iso
 
 _TOKEN = re.compile(
     r'''
@@ -286,6 +286,19 @@ def _tree_or_blob(repo: Repository, commit: Commit, path: str) -> _Node | None:
     return _Node("Tree", (repo, tree_sha, path))
 
 
+def _pull_request(ex: Executor, node: _Node, args: dict[str, Any]) -> Any:
+    repo: Repository = node.value
+    number = args.get("number")
+    pull = ex.state.pull(repo, number) if isinstance(number, int) else None
+    if pull is None:
+        return {"__error__": f"Could not resolve to a PullRequest with the number of {number}."}
+    return _Node("PullRequest", pull)
+
+
+def _actor(account: Account) -> _Node:
+    return _Node("Bot" if account.type == "Bot" else "User", account)
+
+
 def _blob_text(ex: Executor, node: _Node, args: dict[str, Any]) -> Any:
     data: bytes = node.value[1]
     if is_binary(data):
@@ -314,7 +327,22 @@ _FIELDS: dict[str, dict[str, Resolver]] = {
         "isPrivate": lambda ex, node, args: node.value.private,
         "object": _object_at,
         "defaultBranchRef": lambda ex, node, args: _Node("Ref", (node.value, node.value.default_branch)),
+        "pullRequest": _pull_request,
     },
+    "PullRequest": {
+        "number": lambda ex, node, args: node.value.number,
+        "headRefOid": lambda ex, node, args: node.value.head_sha,
+        "headRefName": lambda ex, node, args: node.value.head_ref,
+        "baseRefOid": lambda ex, node, args: node.value.base_sha,
+        "baseRefName": lambda ex, node, args: node.value.base_ref,
+        "isDraft": lambda ex, node, args: node.value.draft,
+        "state": lambda ex, node, args: "MERGED" if node.value.merged else node.value.state.upper(),
+        "url": lambda ex, node, args: f"{ex.base}/{node.value.repo.full_name}/pull/{node.value.number}",
+        "author": lambda ex, node, args: _actor(node.value.user),
+        "headRepository": lambda ex, node, args: _Node("Repository", node.value.head_repo),
+    },
+    "User": {"login": lambda ex, node, args: node.value.login},
+    "Bot": {"login": lambda ex, node, args: node.value.login.removesuffix("[bot]")},
     "Ref": {
         "name": lambda ex, node, args: node.value[1],
         "target": lambda ex, node, args: _Node(

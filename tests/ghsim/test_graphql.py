@@ -99,3 +99,28 @@ def test_pygithub_graphql_requests_reach_the_simulator(
         {},
     )
     assert data["data"]["repository"]["a"]["text"] == "# miles\n"
+
+
+def test_a_pull_request_comes_with_its_head_base_and_author(sim: Simulator, world: World) -> None:
+    pull = world.pull
+    fields = ("number headRefOid headRefName baseRefOid baseRefName isDraft state url "
+              "author { __typename login } headRepository { nameWithOwner }")
+    text = (f'{{ repository(owner: "rocm-org", name: "miles") {{ '
+            f"pr: pullRequest(number: {pull.number}) {{ {fields} }} "
+            f"gone: pullRequest(number: 999) {{ number }} }} }}")
+    answer = query(sim, world, text)
+    pr = answer["data"]["repository"]["pr"]
+    assert (pr["number"], pr["headRefOid"], pr["baseRefOid"]) == (pull.number, pull.head_sha, pull.base_sha)
+    assert (pr["headRefName"], pr["baseRefName"], pr["isDraft"], pr["state"]) == (
+        pull.head_ref, pull.base_ref, pull.draft, "OPEN")
+    assert pr["author"] == {"__typename": "User", "login": pull.user.login}
+    assert pr["headRepository"] == {"nameWithOwner": pull.head_repo.full_name}
+    assert pr["url"].endswith(f"/rocm-org/miles/pull/{pull.number}")
+    assert answer["data"]["repository"]["gone"] is None
+    (error,) = answer["errors"]
+    assert error["type"] == "NOT_FOUND" and error["path"] == ["repository", "gone"]
+    bot = sim.state.account("helper[bot]", "Bot")
+    pull.user = bot
+    sim.state.set_pull_state(pull, merged=True, state="closed")
+    again = query(sim, world, text)["data"]["repository"]["pr"]
+    assert again["author"] == {"__typename": "Bot", "login": "helper"} and again["state"] == "MERGED"
