@@ -29,13 +29,25 @@ class HandlerContext:
     def dry_run(self) -> bool:
         return self.settings.effective_dry_run
 
+    @property
+    def default_branch(self) -> str | None:
+        """The repository's default branch, as the delivery names it."""
+        branch = (self.event.payload.get("repository") or {}).get("default_branch")
+        return branch if isinstance(branch, str) and branch else None
+
+    def has_policy(self, repo: str) -> bool:
+        return f"policy:{repo}" in self.cache
+
+    def remember_policy(self, repo: str, loaded: LoadedConfig) -> None:
+        """The policy, read by a handler along with other files."""
+        self.cache[f"policy:{repo}"] = loaded
+
     def policy(self, repo: str) -> LoadedConfig:
         """The repository's policy from its default branch, read once per delivery."""
         key = f"policy:{repo}"
         if key not in self.cache:
             assert self.github is not None
-            branch = (self.event.payload.get("repository") or {}).get("default_branch")
-            self.cache[key] = policy(self.github, repo, branch if isinstance(branch, str) else None)
+            self.cache[key] = policy(self.github, repo, self.default_branch)
         loaded: LoadedConfig = self.cache[key]
         return loaded
 
@@ -47,6 +59,10 @@ class HandlerContext:
             self.cache[key] = self.github.pull_request(repo, number)
         pr: PullRequest = self.cache[key]
         return pr
+
+    def remember_pull_request(self, pr: PullRequest) -> None:
+        """The PR as a handler read it along with other things, for the later handlers."""
+        self.cache[f"pr:{pr.repo}#{pr.number}"] = pr
 
     def forget_pull_request(self, repo: str, number: int) -> None:
         self.cache.pop(f"pr:{repo}#{number}", None)

@@ -13,6 +13,7 @@ from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from bot.logs import redact_secrets
 from bot.port import (
+    Batch,
     BlobRequest,
     ChangedFile,
     CheckRun,
@@ -27,7 +28,7 @@ from config.settings import Settings
 log = logging.getLogger(__name__)
 
 API_VERSION = "2022-11-28"
-BLOBS_PER_QUERY = 100  # fifty files at base and head
+BLOBS_PER_QUERY_MAX = 120  # fifty files at base and head, and what comes with them
 
 
 class _Retry(GithubRetry):
@@ -139,6 +140,43 @@ def _pr(repo: str, data: dict[str, Any]) -> PullRequest:
     )
 
 
+def _split(wanted: list[BlobRequest]) -> list[list[BlobRequest]]:
+    """At most ``BLOBS_PER_QUERY_MAX`` objects a query, in even parts: a hundred files at base
+    and head plus the few files read with them are two queries, not three."""
+    if not wanted:
+        return []
+    count = -(-len(wanted) // BLOBS_PER_QUERY_MAX)
+    size = -(-len(wanted) // count)
+    return [wanted[start : start + size] for start in range(0, len(wanted), size)]
+
+
+_PULL_FIELDS = (
+    "number headRefOid headRefName baseRefOid baseRefName isDraft state url "
+    "author { __typename login } headRepository { nameWithOwner }"
+)
+
+
+def _graphql_pr(repo: str, data: dict[str, Any]) -> PullRequest:
+    """A PR from GraphQL's fields (a bot's login lacks REST's ``[bot]`` suffix there)."""
+    author = data.get("author") or {}
+    login = str(author.get("login") or "")
+    if author.get("__typename") == "Bot" and login:
+        login += "[bot]"
+    return PullRequest(
+        repo=repo,
+        number=int(data["number"]),
+        author=login,
+        head_sha=str(data["headRefOid"]),
+        head_ref=str(data.get("headRefName") or ""),
+        head_repo=(data.get("headRepository") or {}).get("nameWithOwner"),
+        base_sha=str(data["baseRefOid"]),
+        base_ref=str(data.get("baseRefName") or ""),
+        draft=bool(data.get("isDraft")),
+        state="open" if data.get("state") == "OPEN" else "closed",
+        html_url=str(data.get("url") or ""),
+    )
+
+
 def _check(data: dict[str, Any]) -> CheckRun:
     return CheckRun(
         id=data["id"],
@@ -188,14 +226,21 @@ class PyGithubPort:
         _, data = self._req.requestJsonAndCheck(method, path, parameters=params, input=body, headers=headers)
         return data
 
-    def _pages(self, path: str, params: dict[str, Any] | None = None, key: str | None = None) -> list[Any]:
+    def _pages(
+        self,
+        path: str,
+        params: dict[str, Any] | None = None,
+        key: str | None = None,
+        total: int | None = None,
+    ) -> list[Any]:
+        """Every page of a listing; with ``total`` known, none past the one that reaches it."""
         out: list[Any] = []
         page = 1
         while True:
             data = self._call("GET", path, params={**(params or {}), "per_page": 100, "page": page})
             items = data.get(key, []) if key else data
             out.extend(items)
-            if len(items) < 100:
+            if len(items) < 100 or (total is not None and len(out) >= total):
                 return out
             page += 1
 
@@ -204,7 +249,7 @@ class PyGithubPort:
     def pull_request(self, repo: str, number: int) -> PullRequest:
         return _pr(repo, self._call("GET", f"/repos/{repo}/pulls/{number}"))
 
-    def pull_files(self, repo: str, number: int) -> list[ChangedFile]:
+    def pull_files(self, repo: str, number: int, *, expected: int | None = None) -> list[ChangedFile]:
         return [
             ChangedFile(
                 path=f["filename"],
@@ -213,7 +258,7 @@ class PyGithubPort:
                 patch=f.get("patch"),
                 blob_sha=f.get("sha"),
             )
-            for f in self._pages(f"/repos/{repo}/pulls/{number}/files")
+            for f in self._pages(f"/repos/{repo}/pulls/{number}/files", total=expected)
         ]
 
     def tree(self, repo: str, sha: str) -> dict[str, tuple[str, int]]:
@@ -227,23 +272,34 @@ class PyGithubPort:
         }
 
     def blobs(self, repo: str, wanted: list[BlobRequest]) -> dict[BlobRequest, bytes | None]:
+        return self.read_batch(repo, wanted).blobs
+
+    def read_batch(self, repo: str, wanted: list[BlobRequest], *, pull: int | None = None) -> Batch:
         owner, name = repo.split("/", 1)
         out: dict[BlobRequest, bytes | None] = {}
         unique = list(dict.fromkeys(wanted))
-        for start in range(0, len(unique), BLOBS_PER_QUERY):
-            part = unique[start : start + BLOBS_PER_QUERY]
-            fields = "\n".join(
+        parts = _split(unique)
+        found_pull: PullRequest | None = None
+        for index, part in enumerate(parts or [[]]):
+            fields = [
                 f"f{i}: object(expression: {json.dumps(f'{w.sha}:{w.path}')}) "
                 "{ ... on Blob { oid text isTruncated isBinary byteSize } }"
                 for i, w in enumerate(part)
-            )
+            ]
+            asks_pull = pull is not None and index == 0
+            if asks_pull:
+                fields.append(f"pull: pullRequest(number: {int(pull or 0)}) {{ {_PULL_FIELDS} }}")
+            if not fields:
+                continue
             query = (
                 "query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) {\n"
-                + fields
+                + "\n".join(fields)
                 + "\n} }"
             )
             _, data = self._req.graphql_query(query, {"owner": owner, "name": name})
             found = ((data.get("data") or {}).get("repository")) or {}
+            if asks_pull and found.get("pull"):
+                found_pull = _graphql_pr(repo, found["pull"])
             for i, w in enumerate(part):
                 blob = found.get(f"f{i}")
                 if not blob:
@@ -252,7 +308,7 @@ class PyGithubPort:
                     out[w] = self.blob(repo, blob["oid"])
                 else:
                     out[w] = str(blob["text"]).encode("utf-8")
-        return out
+        return Batch(out, found_pull)
 
     def blob(self, repo: str, blob_sha: str) -> bytes:
         data = self._call("GET", f"/repos/{repo}/git/blobs/{blob_sha}")

@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.analysis.tree import GitRepository
 from bot.port import (
+    Batch,
     BlobRequest,
     ChangedFile,
     CheckRun,
@@ -74,7 +75,7 @@ class LocalPort:
             state="open",
         )
 
-    def pull_files(self, repo: str, number: int) -> list[ChangedFile]:
+    def pull_files(self, repo: str, number: int, *, expected: int | None = None) -> list[ChangedFile]:
         pr = self.pull_request(repo, number)
         out = subprocess.run(
             [
@@ -117,6 +118,9 @@ class LocalPort:
 
     def blobs(self, repo: str, wanted: list[BlobRequest]) -> dict[BlobRequest, bytes | None]:
         return {w: self.git.tree(w.sha).read(w.path) for w in wanted}
+
+    def read_batch(self, repo: str, wanted: list[BlobRequest], *, pull: int | None = None) -> Batch:
+        return Batch(self.blobs(repo, wanted), None if pull is None else self.pull_request(repo, pull))
 
     def default_branch(self, repo: str) -> str:
         return self.default_ref

@@ -13,10 +13,22 @@ def policy(gh: GitHubPort, repo: str, default_branch: str | None = None) -> Load
     for in one request.
     """
     if default_branch:
-        found = gh.blobs(repo, [BlobRequest(default_branch, p) for p in CONFIG_PATHS])
-        contents = [(p, found.get(BlobRequest(default_branch, p))) for p in CONFIG_PATHS]
-    else:
-        contents = [(p, gh.default_branch_file(repo, p)) for p in CONFIG_PATHS]
+        wanted = requests(default_branch)
+        return from_files(default_branch, gh.blobs(repo, wanted))
+    return _parse([(p, gh.default_branch_file(repo, p)) for p in CONFIG_PATHS])
+
+
+def requests(default_branch: str) -> list[BlobRequest]:
+    """What to read for the policy, so another batch can carry it."""
+    return [BlobRequest(default_branch, p) for p in CONFIG_PATHS]
+
+
+def from_files(default_branch: str, found: dict[BlobRequest, bytes | None]) -> LoadedConfig:
+    """The policy from a batch that carried :func:`requests`."""
+    return _parse([(p, found.get(BlobRequest(default_branch, p))) for p in CONFIG_PATHS])
+
+
+def _parse(contents: list[tuple[str, bytes | None]]) -> LoadedConfig:
     for path, data in contents:
         if data is not None:
             return parse_config(data.decode("utf-8", errors="replace"), path)

@@ -92,13 +92,24 @@ class BlobRequest:
     path: str
 
 
+@dataclass(frozen=True)
+class Batch:
+    """Files read together, and the PR as GitHub had it when they were read."""
+
+    blobs: dict[BlobRequest, bytes | None]
+    pull: PullRequest | None = None
+
+
 class GitHubPort(Protocol):
     """What handlers may ask of GitHub. Implementations: PyGithub over HTTP, and a local
     git repository with a recording sink (demo, replay, tests)."""
 
     def pull_request(self, repo: str, number: int) -> PullRequest: ...
 
-    def pull_files(self, repo: str, number: int) -> list[ChangedFile]: ...
+    def pull_files(self, repo: str, number: int, *, expected: int | None = None) -> list[ChangedFile]:
+        """The PR's changed files, 100 a page; ``expected`` (the delivery's ``changed_files``)
+        spares asking for a page past the last."""
+        ...
 
     def tree(self, repo: str, sha: str) -> dict[str, tuple[str, int]]:
         """Every file of a commit: path -> (blob sha, size). One request."""
@@ -106,6 +117,11 @@ class GitHubPort(Protocol):
 
     def blobs(self, repo: str, wanted: list[BlobRequest]) -> dict[BlobRequest, bytes | None]:
         """File contents in batches (about 50 a request); None for a file that is absent."""
+        ...
+
+    def read_batch(self, repo: str, wanted: list[BlobRequest], *, pull: int | None = None) -> Batch:
+        """Like :meth:`blobs`; with ``pull``, that PR's current head and base come in the same
+        request (None when there is no such PR)."""
         ...
 
     def default_branch_file(self, repo: str, path: str) -> bytes | None:

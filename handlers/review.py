@@ -6,10 +6,13 @@ import hashlib
 import logging
 
 from bot.analysis.engine import analyze
+from bot.analysis.tree import match
 from bot.context import HandlerContext
 from bot.events import Event
-from bot.ghtree import GitHubTree
-from bot.port import InlineComment
+from bot.ghtree import GitHubTree, likely_reads, read_together
+from bot.policy import from_files as policy_from
+from bot.policy import requests as policy_requests
+from bot.port import InlineComment, PullRequest
 from bot.publish import (
     CHECK_NAME,
     SummaryState,
@@ -24,11 +27,33 @@ from bot.publish import (
 )
 from bot.router import Router
 from bot.store.dispatch import DispatchStore, SelectedTest
+from config.repo import LoadedConfig, defaults
 
 router = Router()
 log = logging.getLogger(__name__)
 
 REVIEW_BODY = "rocmbot found problems on lines this PR changes; the summary comment has the rest."
+
+
+def _first_read(
+    ctx: HandlerContext, repo: str, number: int, head: GitHubTree, changed: set[str]
+) -> tuple[PullRequest, LoadedConfig]:
+    """One batch of requests for what the analysis needs first: the changed files at base and
+    head, the files it will likely read next, the workflows, the policy from the default
+    branch, and the PR as GitHub has it now (whether the head moved since the delivery)."""
+    guess = defaults()
+    paths = sorted(changed)
+    paths += likely_reads(head, changed, lambda p: any(match(g, p) for g in guess.tests),
+                          guess.launch.model_script)
+    paths += head.list(".github/workflows/*.yml") + head.list(".github/workflows/*.yaml")
+    branch = ctx.default_branch
+    extra = policy_requests(branch) if branch and not ctx.has_policy(repo) else []
+    batch = read_together(head, list(dict.fromkeys(paths)), extra=extra, pull=number)
+    if extra and branch:
+        ctx.remember_policy(repo, policy_from(branch, batch.blobs))
+    if batch.pull is not None:
+        ctx.remember_pull_request(batch.pull)
+    return ctx.pull_request(repo, number), ctx.policy(repo)
 
 
 @router.register("pull_request", "opened")
@@ -44,8 +69,21 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
         )
         return
     gh, repo, number = ctx.github, event.repository, event.pr_number
-    pr = ctx.pull_request(repo, number)
-    if event.head_sha and pr.head_sha != event.head_sha:
+    sent = event.payload.get("pull_request") or {}
+    if sent.get("draft") and not ctx.settings.analyse_drafts:
+        log.info("draft PR: not analysed", extra={"delivery_id": event.delivery_id, "pr": number})
+        return
+    head_sha, base_sha = event.head_sha, (sent.get("base") or {}).get("sha")
+    if not head_sha or not isinstance(base_sha, str):  # the delivery does not say: ask GitHub
+        known = ctx.pull_request(repo, number)
+        head_sha, base_sha = head_sha or known.head_sha, known.base_sha
+    expected = sent.get("changed_files")
+    files = gh.pull_files(repo, number, expected=expected if isinstance(expected, int) else None)
+    changed = {f.path for f in files} | {f.previous_path for f in files if f.previous_path}
+    head = GitHubTree(gh, repo, head_sha)
+    base = GitHubTree.before(head, base_sha, files)
+    pr, loaded = _first_read(ctx, repo, number, head, changed)
+    if pr.head_sha != head_sha:
         log.info(
             "head moved since this delivery: a newer one will analyse it",
             extra={"delivery_id": event.delivery_id, "pr": number},
@@ -54,12 +92,6 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
     if pr.draft and not ctx.settings.analyse_drafts:
         log.info("draft PR: not analysed", extra={"delivery_id": event.delivery_id, "pr": number})
         return
-    files = gh.pull_files(repo, number)
-    changed = {f.path for f in files} | {f.previous_path for f in files if f.previous_path}
-    base, head = GitHubTree(gh, repo, pr.base_sha), GitHubTree(gh, repo, pr.head_sha)
-    head.pair_with(base)
-    head.fetch(sorted(changed))
-    loaded = ctx.policy(repo)
     report = analyze(base, head, loaded=loaded, changed=changed, full=False)
 
     effects = ctx.effects()

@@ -33,6 +33,8 @@ def dispatch_after_analysis(event: Event, ctx: HandlerContext) -> None:
     """Cancel the previous head's runs; dispatch this head's selection when the author is trusted."""
     if ctx.github is None or event.repository is None or event.pr_number is None:
         return
+    if (event.payload.get("pull_request") or {}).get("draft") and not ctx.settings.analyse_drafts:
+        return  # not analysed, so nothing is selected
     runs = RocmRuns(ctx, event.repository, event.pr_number)
     if event.head_sha and runs.pr.head_sha != event.head_sha:
         return  # stale: a newer delivery handles the new head

@@ -9,9 +9,10 @@ import pytest
 from github import GithubException
 from pydantic import SecretStr
 
-from bot.gh_adapter import GitHubApp, PyGithubPort
+from bot.gh_adapter import GitHubApp, PyGithubPort, _graphql_pr, _split
 from bot.ghsim import Simulator, serve_simulator
 from bot.ghsim.state import PullRequest, Repository
+from bot.port import BlobRequest
 from config.settings import Settings
 
 
@@ -106,3 +107,43 @@ def test_a_runs_jobs_are_read_page_by_page(sim: Simulator, seeded: Seeded) -> No
     assert jobs[0].html_url.endswith(f"/actions/runs/{run_id}/job/{jobs[0].id}")
     assert jobs[0].started_at and jobs[0].completed_at
     assert not sim.state.response_failures
+
+
+def test_files_and_the_pr_come_in_one_query(sim: Simulator, seeded: Seeded) -> None:
+    port, _, pull = seeded
+    wanted = [BlobRequest(pull.head_sha, "a.py"), BlobRequest(pull.head_sha, "missing.py"),
+              BlobRequest(pull.base_sha, "README.md")]
+    batch = port.read_batch("octo/miles", wanted, pull=pull.number)
+    assert batch.blobs == {wanted[0]: b"x = 1\n", wanted[1]: None, wanted[2]: b"# miles\n"}
+    assert batch.pull is not None and batch.pull.head_sha == pull.head_sha
+    assert (batch.pull.base_sha, batch.pull.author, batch.pull.draft) == (pull.base_sha, "contributor", False)
+    assert not batch.pull.is_fork and batch.pull.state == "open"
+    assert len(sim.state.find_calls("POST", "/graphql")) == 1
+    with pytest.raises(GithubException):  # no such PR: as GitHub says, not a silent nothing
+        port.read_batch("octo/miles", [], pull=999)
+    assert port.read_batch("octo/miles", []).blobs == {}  # nothing to ask: no request
+    assert len(sim.state.find_calls("POST", "/graphql")) == 2
+
+
+def test_a_bots_pr_keeps_the_login_rest_gives_it() -> None:
+    data = {"number": 3, "headRefOid": "h", "baseRefOid": "b", "state": "CLOSED", "headRepository": None,
+            "author": {"__typename": "Bot", "login": "dependabot"}}
+    pr = _graphql_pr("octo/miles", data)
+    assert (pr.author, pr.head_repo, pr.state, pr.is_fork) == ("dependabot[bot]", None, "closed", False)
+
+
+def test_objects_are_split_in_even_queries() -> None:
+    requests = [BlobRequest("s", str(n)) for n in range(209)]
+    assert [len(p) for p in _split(requests)] == [105, 104]
+    assert [len(p) for p in _split(requests[:120])] == [120]
+    assert _split([]) == []
+
+
+def test_the_files_of_a_pr_are_read_without_a_page_past_the_last(sim: Simulator, seeded: Seeded) -> None:
+    port, repo, _ = seeded
+    head = sim.state.commit(repo, {f"f{n}.py": f"x = {n}\n" for n in range(100)}, branch="wide")
+    wide = sim.state.open_pull_request(repo, head=head, head_ref="wide")
+    assert len(port.pull_files("octo/miles", wide.number, expected=100)) == 100
+    assert len(sim.state.find_calls("GET", f"/repos/*/pulls/{wide.number}/files")) == 1
+    assert len(port.pull_files("octo/miles", wide.number)) == 100  # not knowing: one more page
+    assert len(sim.state.find_calls("GET", f"/repos/*/pulls/{wide.number}/files")) == 3

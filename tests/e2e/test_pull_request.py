@@ -89,3 +89,24 @@ def test_a_pr_that_only_re_enables_a_test(world: World) -> None:
     assert world.reviews(pr) == []
     (refused,) = world.checks(pr.head_sha, "rocmbot / rocm")  # no dispatch workflow in this repository
     assert refused.conclusion == "failure" and "CFG002" in (refused.title or "")
+
+
+def test_drafts_wait_until_they_are_ready(world: World) -> None:
+    draft = world.open_pr({MOE: ENABLED_EP4}, branch="drafted")
+    world.sim.state.set_pull_state(draft, draft=True)
+    world.sim.state.reset_calls()
+    world.deliver("pull_request", world.sim.payloads.pull_request(draft, "opened"))
+    world.settle()
+    assert world.checks(draft.head_sha) == []
+    assert [c.path for c in world.sim.state.calls] == []  # not even read
+    # Sent before the PR went back to draft: the read that comes with the files says so.
+    pr = world.open_pr({MOE: ENABLED_EP4}, branch="undecided")
+    payload = world.sim.payloads.pull_request(pr, "opened")
+    world.sim.state.set_pull_state(pr, draft=True)
+    world.deliver("pull_request", payload)
+    world.settle()
+    assert world.checks(pr.head_sha) == [] and world.bot_comments(pr) == []
+    world.sim.state.set_pull_state(pr, draft=False)
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "ready_for_review"))
+    world.settle()
+    assert world.checks(pr.head_sha)[0].conclusion == "failure"
