@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bot.port import GitHubPort, InlineComment
+from bot.port import GitHubPort, Gone, InlineComment
 from bot.publish import batches, is_summary
 from bot.store.store import Store
 
@@ -71,17 +71,21 @@ class Effects:
 
         ``version`` distinguishes contents: the same version on the same commit is written once.
         """
-        key = f"check:{repo}:{head_sha}:{name}:{version}"
+        prefix = f"check:{repo}:{head_sha}:{name}:"
+        key = prefix + version
 
-        def act() -> dict[str, Any]:
+        def act(*, look: bool = False) -> dict[str, Any]:
             assert self.port is not None
-            existing = self.port.check_runs(repo, head_sha, name)
             parts = list(batches(annotations)) or [[]]
             output = {**payload.get("output", {}), "annotations": parts[0]}
             body = {**payload, "output": output}
-            if existing:
+            known, unsure = self._earlier_check(prefix, key)
+            if known is None and (look or unsure):
+                existing = self.port.check_runs(repo, head_sha, name)
+                known = existing[0].id if existing else None
+            if known is not None:
                 run = self.port.update_check_run(
-                    repo, existing[0].id, {k: v for k, v in body.items() if k not in ("head_sha", "name")}
+                    repo, known, {k: v for k, v in body.items() if k not in ("head_sha", "name")}
                 )
             else:
                 run = self.port.create_check_run(repo, {**body, "name": name, "head_sha": head_sha})
@@ -91,7 +95,23 @@ class Effects:
                 )
             return {"id": run.id}
 
-        return self.once(key, "check_run", f"{repo}@{head_sha}", act)
+        return self.once(key, "check_run", f"{repo}@{head_sha}", act, lambda: act(look=True))
+
+    def _earlier_check(self, prefix: str, key: str) -> tuple[int | None, bool]:
+        """The check run an earlier version on the same commit made, from the ledger, and
+        whether an earlier attempt may have made one the ledger has no id of (it died mid-way):
+        then GitHub is asked. Otherwise a new commit's check is created without a lookup."""
+        found: int | None = None
+        unsure = False
+        for effect in self.store.effects_starting(prefix):
+            result = effect.result
+            if effect.key == key:
+                continue
+            if effect.status == "done" and isinstance(result, dict) and isinstance(result.get("id"), int):
+                found = result["id"]
+            else:
+                unsure = True
+        return found, unsure
 
     # the sticky comment ----------------------------------------------------
 
@@ -106,10 +126,24 @@ class Effects:
                 return comment.id, comment.body
         return None
 
+    def known_summary(self, repo: str, number: int) -> tuple[int, str] | None:
+        """The sticky comment as the ledger last wrote it (id, body), without asking GitHub:
+        every write of it goes through the ledger, which keeps the body it wrote."""
+        made = f"comment:{repo}#{number}"
+        found: tuple[int, str] | None = None
+        for effect in self.store.effects_starting(made, f"comment-edit:{repo}#{number}:"):
+            if effect.key.startswith(made) and effect.key != made and not effect.key.startswith(made + ":"):
+                continue  # another PR's: #1 is a prefix of #12
+            result = effect.result
+            if effect.status == "done" and isinstance(result, dict) and isinstance(result.get("body"), str):
+                found = int(result["id"]), str(result["body"])
+        return found
+
     def summary(
         self, repo: str, number: int, body: str, existing: tuple[int, str] | None, *, version: str
     ) -> Any:
-        """Create the summary comment once; afterwards edit it in place when it changes."""
+        """Create the summary comment once; afterwards edit it in place when it changes (and
+        make it again if someone deleted it)."""
         if existing is not None:
             comment_id, old = existing
             if old == body:
@@ -118,14 +152,23 @@ class Effects:
 
             def edit() -> dict[str, Any]:
                 assert self.port is not None
-                return {"id": self.port.edit_comment(repo, comment_id, body).id}
+                try:
+                    return {"id": self.port.edit_comment(repo, comment_id, body).id, "body": body}
+                except Gone:
+                    return {"id": comment_id, "gone": True}
 
-            return self.once(key, "comment_edit", f"{repo}#{number}", edit)
-        key = f"comment:{repo}#{number}"
+            done = self.once(key, "comment_edit", f"{repo}#{number}", edit)
+            if not (isinstance(done, dict) and done.get("gone")):
+                return done
+            log.info("the summary comment was deleted: posting it again",
+                     extra={"repository": repo, "pr": number, "comment_id": comment_id})
+            return self._create_summary(f"comment:{repo}#{number}:after:{comment_id}", repo, number, body)
+        return self._create_summary(f"comment:{repo}#{number}", repo, number, body)
 
+    def _create_summary(self, key: str, repo: str, number: int, body: str) -> Any:
         def create() -> dict[str, Any]:
             assert self.port is not None
-            return {"id": self.port.create_comment(repo, number, body).id}
+            return {"id": self.port.create_comment(repo, number, body).id, "body": body}
 
         def reconcile() -> dict[str, Any] | None:
             found = self.find_summary(repo, number)
@@ -133,7 +176,7 @@ class Effects:
                 return None
             assert self.port is not None
             self.port.edit_comment(repo, found[0], body)
-            return {"id": found[0]}
+            return {"id": found[0], "body": body}
 
         return self.once(key, "comment", f"{repo}#{number}", create, reconcile)
 

@@ -18,6 +18,7 @@ from bot.port import (
     ChangedFile,
     CheckRun,
     Comment,
+    Gone,
     InlineComment,
     PullRequest,
     WorkflowJob,
@@ -351,7 +352,12 @@ class PyGithubPort:
         return Comment(c["id"], c.get("body") or "", (c.get("user") or {}).get("login", ""), True)
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment:
-        c = self._call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", {"body": body})
+        try:
+            c = self._call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", {"body": body})
+        except GithubException as exc:
+            if exc.status == 404:
+                raise Gone(f"comment {comment_id} of {repo}") from exc
+            raise
         return Comment(c["id"], c.get("body") or "", (c.get("user") or {}).get("login", ""), True)
 
     def add_reaction(self, repo: str, comment_id: int, content: str) -> None:

@@ -18,6 +18,7 @@ from bot.port import (
     ChangedFile,
     CheckRun,
     Comment,
+    Gone,
     InlineComment,
     PullRequest,
     WorkflowJob,
@@ -142,6 +143,8 @@ class LocalPort:
         return comment
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment:
+        if comment_id not in self._comments:
+            raise Gone(f"comment {comment_id} of {repo}")
         self._record("comment_edit", f"{repo}/comments/{comment_id}", {"body": body})
         comment = Comment(comment_id, body, "rocmbot[bot]", True)
         self._comments[comment_id] = comment

@@ -6,6 +6,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 
+class Gone(Exception):  # noqa: N818 - the name says what GitHub said
+    """What was edited no longer exists (a comment someone deleted)."""
+
+
 @dataclass(frozen=True)
 class PullRequest:
     repo: str  # owner/name of the base repository
@@ -134,7 +138,9 @@ class GitHubPort(Protocol):
 
     def create_comment(self, repo: str, number: int, body: str) -> Comment: ...
 
-    def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment: ...
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment:
+        """Edit a comment; :class:`Gone` when it was deleted."""
+        ...
 
     def add_reaction(self, repo: str, comment_id: int, content: str) -> None: ...
 

@@ -109,7 +109,10 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
         version=version,
     )
 
-    existing = effects.find_summary(repo, number)
+    # The ledger knows the comment it wrote; a PR just opened has none it does not know of.
+    existing = effects.known_summary(repo, number)
+    if existing is None and event.action != "opened":
+        existing = effects.find_summary(repo, number)
     previous = SummaryState.load(existing[1] if existing else None)
     previous.posted = list(dict.fromkeys([*previous.posted, *effects.posted_inline(repo, number)]))
     blobs = {f.path: f.blob_sha for f in files}

@@ -450,6 +450,15 @@ class Store:
                                   json.loads(r.result) if r.result else None, False) for r in rows)
         return out
 
+    def effects_starting(self, *prefixes: str) -> list[Effect]:
+        """The ledger entries whose key starts with one of ``prefixes``, oldest first."""
+        matching = or_(*(effects.c.key.startswith(p, autoescape=True) for p in prefixes))
+        query = select(effects).where(matching).order_by(effects.c.id)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [Effect(r.key, r.kind, r.target, r.status,
+                       json.loads(r.result) if r.result else None, False) for r in rows]
+
     def effects(self, kind: str | None = None) -> list[Effect]:
         query = select(effects).order_by(effects.c.id)
         if kind is not None:

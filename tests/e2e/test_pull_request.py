@@ -110,3 +110,31 @@ def test_drafts_wait_until_they_are_ready(world: World) -> None:
     world.deliver("pull_request", world.sim.payloads.pull_request(pr, "ready_for_review"))
     world.settle()
     assert world.checks(pr.head_sha)[0].conclusion == "failure"
+
+
+def test_publishing_asks_github_only_what_the_ledger_does_not_know(world: World) -> None:
+    state = world.sim.state
+    pr = world.open_pr({MOE: ENABLED_EP4})
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "opened"))
+    world.settle()
+    (summary,) = world.bot_comments(pr)
+    assert state.find_calls("GET", "/repos/*/issues/*/comments") == []
+    assert state.find_calls("GET", "/repos/*/commits/*/check-runs") == []
+    # The policy changes on the default branch: the same head gets a new report, and its
+    # check run (known to the ledger) is updated in place.
+    state.commit(world.repo, {".github/rocmbot.yml": "exclude: ['tests/e2e/megatron/**']\n"})
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "synchronize", before=pr.head_sha))
+    world.settle()
+    (check,) = world.checks(pr.head_sha)
+    assert check.conclusion == "success"
+    assert state.find_calls("GET", "/repos/*/commits/*/check-runs") == []
+    assert len(state.find_calls("PATCH", f"/repos/*/check-runs/{check.id}")) == 1
+    # Someone deletes the summary; the next change posts it again, once.
+    with state.lock:
+        del state.issue_comments[summary.id]
+    state.commit(world.repo, {".github/rocmbot.yml": "exclude: []\n"})
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "synchronize", before=pr.head_sha))
+    world.settle()
+    (again,) = world.bot_comments(pr)
+    assert again.id != summary.id and "PAR002" in again.body
+    assert state.find_calls("GET", "/repos/*/issues/*/comments") == []

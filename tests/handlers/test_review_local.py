@@ -8,8 +8,10 @@ import pytest
 
 from bot.context import HandlerContext
 from bot.demo import build_example
+from bot.effects import Effects
 from bot.events import Event
 from bot.local_port import LocalPort
+from bot.port import CheckRun
 from bot.publish import SUMMARY_MARKER, SummaryState
 from bot.store.store import Store
 from config.settings import Settings
@@ -70,3 +72,53 @@ def test_dry_run_records_but_does_not_write(setup: tuple[LocalPort, Store, str, 
     kinds = {e.kind for e in store.effects()}
     assert "check_run" in kinds and "comment" in kinds
     assert all(e.result == {"dry_run": True} for e in store.effects())
+
+
+def test_an_earlier_attempt_the_ledger_cannot_vouch_for_sends_it_to_github(
+    setup: tuple[LocalPort, Store, str, str],
+) -> None:
+    port, store, _, head = setup
+    effects = Effects(store, port, dry_run=False, delivery_id="d1")
+    first = effects.check_run("octo/miles", head, "rocmbot / analysis", {"status": "queued"}, [], version="a")
+    effects.check_run("octo/miles", head, "rocmbot / analysis", {"status": "completed"}, [], version="b")
+    assert [w.kind for w in port.writes] == ["check_run", "check_run_update"]
+    assert port.writes[1].target == f"octo/miles/check-runs/{first['id']}"
+    looked: list[str] = []
+    real = port.check_runs
+
+    def check_runs(repo: str, sha: str, name: str) -> list[CheckRun]:
+        looked.append(sha)
+        return real(repo, sha, name)
+
+    port.check_runs = check_runs  # type: ignore[method-assign]
+    effects.check_run("octo/miles", head, "rocmbot / analysis", {"status": "completed"}, [], version="c")
+    assert looked == []  # the ledger knows the check: updated by id
+    other = "f" * 40
+    store.begin_effect(f"check:octo/miles:{other}:rocmbot / analysis:a", "check_run", "x")  # died mid-way
+    effects.check_run("octo/miles", other, "rocmbot / analysis", {"status": "completed"}, [], version="b")
+    assert looked == [other]  # it may have made one: GitHub is asked (none: created)
+    assert [w.kind for w in port.writes] == ["check_run", "check_run_update", "check_run_update", "check_run"]
+
+
+def test_a_summary_the_ledger_does_not_know_is_looked_for_unless_the_pr_was_just_opened(
+    setup: tuple[LocalPort, Store, str, str],
+) -> None:
+    port, store, _, head = setup
+    theirs = port.create_comment("octo/miles", 7, SUMMARY_MARKER + "\nwritten before the ledger")
+    port.writes.clear()
+    review_pull_request(_event(head, action="opened"), _ctx(port, store, _event(head, action="opened")))
+    assert [w.kind for w in port.writes].count("comment") == 1  # opened: not looked for
+    other = Store(f"sqlite:///{store.engine.url.database}.2")
+    other.upgrade()
+    port.writes.clear()
+    review_pull_request(_event(head, "d2"), _ctx(port, other, _event(head, "d2")))
+    assert "comment" not in [w.kind for w in port.writes]  # found and edited instead
+    assert any(w.kind == "comment_edit" and w.target.endswith(f"/{theirs.id}") for w in port.writes)
+    other.close()
+    effects = Effects(store, port, dry_run=False, delivery_id="d3")
+    mine = effects.known_summary("octo/miles", 7)
+    assert mine is not None and mine[1].startswith(SUMMARY_MARKER)
+    store.begin_effect("comment:octo/miles#70", "comment", "octo/miles#70")
+    store.finish_effect("comment:octo/miles#70", {"id": 99, "body": "PR 70's"})
+    assert effects.known_summary("octo/miles", 7) == mine  # #7 is a prefix of #70
+    assert effects.known_summary("octo/miles", 71) is None
