@@ -149,11 +149,19 @@ class Result:
 class Dispatcher:
     """Dispatches for one repository, through the port, the ledger and the dispatch store."""
 
-    def __init__(self, gh: GitHubPort, effects: Effects, runs: DispatchStore, config: RepoConfig) -> None:
+    def __init__(
+        self,
+        gh: GitHubPort,
+        effects: Effects,
+        runs: DispatchStore,
+        config: RepoConfig,
+        default_branch: str | None = None,
+    ) -> None:
         self.gh = gh
         self.effects = effects
         self.runs = runs
         self.config = config
+        self.default_branch = default_branch  # as the delivery names it: one request fewer
 
     def run(
         self, repo: str, pr: int, head: str, tests: list[SelectedTest], requested_by: str, origin: str
@@ -184,7 +192,7 @@ class Dispatcher:
                 f"CFG002: {problem}, so GitHub would refuse the dispatch. Nothing was dispatched.",
                 rule="CFG002",
             )
-        ref = self.config.dispatch.ref or self.gh.default_branch(repo)
+        ref = self.config.dispatch.ref or self.default_branch or self.gh.default_branch(repo)
         by_suite: dict[str, list[SelectedTest]] = defaultdict(list)
         for t in tests:
             by_suite[t.suite].append(t)

@@ -42,7 +42,7 @@ class RocmRuns:
         self.config: RepoConfig = self.loaded.config
         self.runs = DispatchStore(ctx.store)
         self.effects = ctx.effects()
-        self.dispatcher = Dispatcher(self.gh, self.effects, self.runs, self.config)
+        self.dispatcher = Dispatcher(self.gh, self.effects, self.runs, self.config, ctx.default_branch)
         self._pr: PullRequest | None = None
 
     @property

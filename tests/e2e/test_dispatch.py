@@ -57,6 +57,8 @@ def test_a_trusted_authors_selection_is_dispatched_and_tracked(world: World) -> 
     assert run.inputs["tests"] == MOE and run.inputs["suite"] == "stage-c-4-gpu-mi350"
     assert run.inputs["head_sha"] == pr.head_sha and run.inputs["pr_number"] == str(pr.number)
     assert run.inputs["dispatch_id"] in run.display_title
+    assert run.head_branch == world.repo.default_branch  # named by the delivery: not asked for
+    assert world.sim.state.find_calls("GET", f"/repos/{world.repo.full_name}") == []
     (check,) = world.checks(pr.head_sha, "rocmbot / rocm")
     assert check.status == "queued" and check.external_id == run.inputs["dispatch_id"]
     world.sim.advance_run(run, "in_progress", notify=True)
