@@ -45,10 +45,6 @@ class Snapshot:
             self._derived[key] = kind.make(self)
         return cast(T, self._derived[key])
 
-    @property
-    def rev(self) -> str | None:
-        return self.tree.rev
-
     def is_test(self, path: str) -> bool:
         """Whether a path is a registered-test file by the configured globs."""
         return any(match(g, path) for g in self.config.tests) and not any(
