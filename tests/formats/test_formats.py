@@ -118,6 +118,22 @@ def test_text_format_names_rules_and_fixes() -> None:
     assert audit_out.startswith("rocmbot audit bbbbbbbbbbbb: 1 error, 2 warnings")
 
 
+def test_a_run_with_an_unknown_time_or_gpu_count_adds_no_gpu_minutes() -> None:
+    report = _report()
+    report.selected = [
+        Selected("tests/test_a.py", "stage-a", 90.5, "direct", None),
+        Selected("tests/test_b.py", "stage-b", None, "harness", 2),
+        Selected("tests/test_c.py", "stage-c", 60.0, "direct", 2),
+    ]
+    assert [s.gpu_minutes for s in report.selected] == [None, None, 2.0]
+    assert report.gpu_minutes() == 2.0
+    out = text.render(report)
+    assert "tests/test_b.py [stage-b, ?, ? GPU-min]" in out
+    assert "tests/test_a.py [stage-a, 2 min, ? GPU-min]" in out
+    doc = json.loads(FORMATS["json"](report))
+    assert [s["est_time"] for s in doc["selected"]] == [90.5, None, 60]
+
+
 def test_github_format_escapes_workflow_command_data() -> None:
     out = github_actions.render(_report())
     assert (
