@@ -86,3 +86,15 @@ def test_closure_follows_repository_imports_transitively(tmp_path: Path) -> None
     assert [u.path for u in graph.unreadable(["broken.py", "scripts/launch.py"])] == ["broken.py"]
     first = graph.imports("tests/e2e/test_a.py")[1]
     assert first.module == "tests.e2e._common" and first.names == ("run",) and first.line == 2
+
+
+def test_a_package_importing_its_own_submodule_does_not_load_itself(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("from . import sub\nfrom ........ import far\n")
+    (tmp_path / "pkg/sub.py").write_text("")
+    graph = ImportGraph(Sources(FolderTree(tmp_path)), ["."])
+    (only,) = graph.imports("pkg/__init__.py")
+    assert only.module == "." and only.names == ("sub",)
+    assert "pkg/__init__.py" in only.candidates
+    assert only.found == ("pkg/sub.py",)
+    assert graph.closure("pkg/__init__.py")[0] == ("pkg/sub.py",)

@@ -47,6 +47,24 @@ def test_two_markers_of_one_function_are_told_apart_by_index() -> None:
     assert markers[1].is_nightly and not markers[0].is_nightly
 
 
+def test_calls_of_computed_functions_are_not_markers() -> None:
+    markers, problems = find_markers(_parse(
+        'registry["rocm"](1, "stage-a")\nmake()(1, "stage-a")\nregister_rocm_ci(1, "stage-b")\n'
+    ), NAMES)
+    assert [m.suite for m in markers] == ["stage-b"]
+    assert problems == []
+
+
+def test_an_est_time_no_float_can_hold_is_reg002() -> None:
+    huge = "1" + "0" * 400
+    markers, problems = find_markers(_parse(
+        f'register_rocm_ci(1e999, "stage-a")\nregister_rocm_ci({huge}, "stage-a")\n'
+    ), NAMES)
+    assert [(p.rule, p.line) for p in problems] == [("REG002", 1), ("REG002", 2)]
+    assert "`est_time` must be a finite number of seconds, not `1e999`" in problems[0].message
+    assert all(m.est_time is None and m.suite == "stage-a" for m in markers)
+
+
 def test_non_literals_and_unknown_keywords_are_reg002() -> None:
     markers, problems = find_markers(_parse(
         'register_rocm_ci(EST, SUITE)\n'
