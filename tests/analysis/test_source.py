@@ -1,0 +1,77 @@
+"""Reading a tree's files once: read-ahead, remote batching, vanished files, messages."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+from bot.analysis.source import Module, Sources, parse_python
+from bot.analysis.tree import FolderTree
+
+
+def _folder(root: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    return root
+
+
+class _BrokenStream(FolderTree):
+    """Streams one unrequested file, then the first requested one, then fails."""
+
+    def stream(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
+        yield "c.py", b"streamed but never asked for\n"
+        yield paths[0], b"first = 'streamed'\n"
+        raise OSError("connection reset")
+
+
+class _Remote(FolderTree):
+    """A tree that batches its own reads, like the GitHub one."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.fetched: list[list[str]] = []
+
+    def fetch(self, paths: list[str]) -> None:
+        self.fetched.append(paths)
+
+
+class _Vanishing(FolderTree):
+    """A tree whose files are listed with a size but gone when read."""
+
+    def read(self, path: str) -> bytes | None:
+        return None
+
+
+def test_a_node_without_a_position_is_shown_unparsed() -> None:
+    module = parse_python("t.py", "flags = [f for f in  ARGS]\n")
+    assert isinstance(module, Module)
+    comp = next(n for n in ast.walk(module.tree) if isinstance(n, ast.comprehension))
+    assert module.segment(comp) == "for f in ARGS"
+
+
+def test_read_ahead_keeps_only_requested_files_and_falls_back_when_the_stream_fails(tmp_path: Path) -> None:
+    root = _folder(tmp_path, {"a.py": "first = 'disk'\n", "b.py": "second = 2\n", "c.py": "third = 3\n"})
+    sources = Sources(_BrokenStream(root))
+    sources.prefetch(["a.py", "b.py"])
+    assert sources.text("a.py") == "first = 'streamed'\n"
+    assert sources.text("b.py") == "second = 2\n"
+    assert sources.text("c.py") == "third = 3\n"
+
+
+def test_a_remote_tree_is_asked_once_for_the_files_not_yet_read(tmp_path: Path) -> None:
+    root = _folder(tmp_path, {"a.py": "", "b.py": "", "big.py": "x" * 2048})
+    tree = _Remote(root)
+    sources = Sources(tree, max_bytes=1024)
+    assert sources.text("a.py") == ""
+    sources.prefetch(["a.py", "b.py", "big.py"])
+    sources.hint(["a.py", "b.py"])
+    sources.hint(["a.py"])
+    assert tree.fetched == [["b.py"], ["b.py"]]
+
+
+def test_a_file_gone_by_the_time_it_is_read_is_absent(tmp_path: Path) -> None:
+    sources = Sources(_Vanishing(_folder(tmp_path, {"a.py": "x = 1\n"})))
+    assert sources.text("a.py") is None
+    assert sources.module("a.py") is None
