@@ -209,11 +209,11 @@ class GitRepository:
         """Stop the ``cat-file`` process."""
         with self._lock:
             if self._proc is not None:
-                if self._proc.stdin is not None:
-                    self._proc.stdin.close()
+                stdin, stdout = self._proc.stdin, self._proc.stdout
+                assert stdin is not None and stdout is not None  # _batch always opens both pipes
+                stdin.close()
                 self._proc.wait()
-                if self._proc.stdout is not None:
-                    self._proc.stdout.close()
+                stdout.close()
                 self._proc = None
 
     def __enter__(self) -> GitRepository:

@@ -140,3 +140,25 @@ def test_changed_paths_between_different_kinds_of_tree(git_repo: GitRepo, tmp_pa
         head: GitTree = repo.tree("HEAD")
         assert changed_paths(head, FolderTree(git_repo.root)) == {"b.py"}
         assert changed_paths(head, FolderTree(git_repo.root), ["a.py"]) == set()
+
+
+def test_streaming_shares_one_read_per_blob_and_skips_absent_paths(git_repo: GitRepo) -> None:
+    git_repo.write("a.py", "same\n")
+    git_repo.write("b.py", "same\n")
+    git_repo.write("c.py", "other\n")
+    git_repo.commit()
+    with GitRepository(git_repo.root) as repo:
+        tree = repo.tree("HEAD")
+        assert list(tree.stream(["a.py", "missing.py", "b.py", "c.py"])) == [
+            ("a.py", b"same\n"), ("b.py", b"same\n"), ("c.py", b"other\n"),
+        ]
+        real = tree.blob_id("c.py")
+        assert real is not None
+        assert list(repo.stream_blobs(["0" * 40, real])) == [(real, b"other\n")]
+
+
+def test_listing_an_object_that_is_not_a_commit_is_a_tree_error_with_gits_message(git_repo: GitRepo) -> None:
+    git_repo.write("x.py", "1\n")
+    git_repo.commit()
+    with GitRepository(git_repo.root) as repo, pytest.raises(TreeError, match="not a tree object"):
+        repo.entries("0" * 40)
