@@ -124,8 +124,7 @@ def _first(kinds: Collection[Change]) -> Change:
 def _scope(run: _Analysis, path: str, markers: list[Marker]) -> _Scope:
     scope = _Scope()
     changed = run.changed
-    if changed is None:
-        return scope
+    assert changed is not None  # only an analysis between two revisions classifies changes
     scope.direct = path in changed
     if not scope.direct:
         loaded, candidates = run.head.graph.closure(path)
@@ -227,7 +226,6 @@ class _Analysis:
         self.base_paths: set[str] = set(base.test_paths()) if base else set()
         self.environment: set[str] = set()
         self.tables: list[Table] = []
-        self._launch: dict[tuple[str, str, int], launch.LaunchOutcome] = {}
         self._workflow_text: str | None = None
         self._named: dict[str, bool] = {}
 
@@ -268,12 +266,9 @@ class _Analysis:
         return out
 
     def launch_of(self, marker: Marker) -> launch.LaunchOutcome:
-        if marker.key not in self._launch:
-            if marker.backend in GPU_BACKENDS and marker.enabled:
-                self._launch[marker.key] = launch.analyze_launch(self.head, marker)
-            else:
-                self._launch[marker.key] = launch.LaunchOutcome.empty()
-        return self._launch[marker.key]
+        if marker.backend in GPU_BACKENDS and marker.enabled:
+            return launch.analyze_launch(self.head, marker)
+        return launch.LaunchOutcome.empty()
 
     def base_launch(self, marker: Marker) -> launch.LaunchOutcome:
         if self.base is None or marker.backend not in GPU_BACKENDS or not marker.enabled:

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import gc
 import weakref
+from dataclasses import replace
 
 import pytest
 
 from bot.analysis import pins
-from bot.analysis.engine import _Analysis, analyze, audit, read_config
+from bot.analysis.engine import _Analysis, analyze, audit, compare_markers, read_config
+from bot.analysis.markers import Marker
 from bot.analysis.report import Report, TestEntry
 from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.tree import FolderTree, GitRepository
 from bot.example import BASE_FILES
+from config.repo import defaults
 from tests.gitrepo import GitRepo
 
 MOE = "tests/e2e/megatron/test_qwen35_moe.py"
@@ -244,6 +247,28 @@ def test_invalid_config_is_cfg001_and_the_defaults_stand_in(git_repo: GitRepo) -
     (cfg,) = [f for f in report.findings if f.rule == "CFG001"]
     assert cfg.line == 1 and "`tests`" in cfg.message
     assert [t.path for t in report.tests] == ["tests/test_a.py"]
+
+
+def test_a_config_file_that_is_not_utf8_is_cfg001_and_the_defaults_stand_in(git_repo: GitRepo) -> None:
+    git_repo.write(".github/rocmbot.yml", b"select_nightly: \xff\n")
+    sha = git_repo.commit()
+    with GitRepository(git_repo.root) as git:
+        loaded = read_config(git.tree(sha))
+    assert loaded.path == ".github/rocmbot.yml"
+    assert loaded.config == defaults()
+    (problem,) = loaded.problems
+    assert problem.key == "(file)" and "not valid YAML" in problem.message
+
+
+def test_label_and_nightly_changes_are_modifications() -> None:
+    base = Marker("tests/test_a.py", 1, "register_rocm_ci", "rocm", 0, 60.0, "stage-a", ("moe",),
+                  False, None, None)
+    head = replace(base, labels=("moe", "fp8"), nightly=True)
+    assert compare_markers(base, head) == [
+        ("modified", "labels changed from ['moe'] to ['moe', 'fp8']"),
+        ("modified", "nightly changed from False to True"),
+    ]
+    assert compare_markers(base, replace(base)) == []
 
 
 def test_audit_lists_every_marker(example: tuple[GitRepo, str]) -> None:

@@ -134,6 +134,15 @@ def test_changed_call_site_is_a_parallelism_change(tmp_path: Path) -> None:
     assert report.selected and report.selected[0].tier == "direct"
 
 
+def test_a_parallelism_change_to_a_valid_layout_is_selected_without_findings(tmp_path: Path) -> None:
+    v2 = VECTORS["V2"]["tests/e2e/megatron/test_v2.py"]
+    report = _pr(tmp_path, {"tests/e2e/megatron/test_x.py": v2},
+                 {"tests/e2e/megatron/test_x.py": v2.replace("ep_size=2", "ep_size=1")})
+    assert _entry(report, "tests/e2e/megatron/test_x.py") == ("parallelism", ["ep 2 -> 1"])
+    assert _par(report) == []
+    assert [s.path for s in report.selected] == ["tests/e2e/megatron/test_x.py"]
+
+
 def test_harness_only_change_is_a_parallelism_change(tmp_path: Path) -> None:
     v2 = VECTORS["V2"]["tests/e2e/megatron/test_v2.py"]
     harness = BASE["tests/e2e/megatron/_common.py"]
