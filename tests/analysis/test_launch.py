@@ -188,3 +188,40 @@ def test_compare_sentences() -> None:
     assert launch.compare(two, one)[-1] == "launch 1: colocate off -> on"
     three = launch.LaunchOutcome(signature=((("ep", 2), ("colocate", None)),))
     assert launch.compare(one, three) == ["ep 4 -> 2", "colocate on -> unset"]
+
+
+MARK = 'register_rocm_ci(600, "stage-c-4-gpu-mi350")\n'
+A4 = "--actor-num-nodes 1 --actor-num-gpus-per-node 4 --colocate "
+
+
+def test_the_same_launch_made_twice_is_checked_once(tmp_path: Path) -> None:
+    call = f'execute_train(train_args="{A4}--tensor-model-parallel-size 2 ")\n'
+    report = _audit(tmp_path, {"tests/test_twice.py": MARK + call + call})
+    (table,) = report.tables
+    assert len(table.rows) == 1 and table.rows[0][-1] == "ok"
+
+
+def test_arguments_that_are_not_text_add_no_flags(tmp_path: Path) -> None:
+    call = (f'execute_train(train_args=["{A4}", "--tensor-model-parallel-size 2 "], '
+            'num_gpus_per_node=4, extra=None)\n')
+    (table,) = _audit(tmp_path, {"tests/test_args.py": MARK + call}).tables
+    assert table.rows[0][:7] == ("2", "1", "1", "1", "2", "2", "4")
+
+
+def test_a_launch_call_without_flags_is_not_a_launch(tmp_path: Path) -> None:
+    report = _audit(tmp_path, {"tests/test_none.py": MARK + 'execute_train(train_args="")\n'})
+    assert report.tables == [] and _par(report) == []
+
+
+def test_model_flags_given_on_the_command_line_stand_when_the_model_is_unknown(tmp_path: Path) -> None:
+    test = ("from miles.utils.external_utils import command_utils\n" + MARK +
+            "MODEL_TYPE = command_utils.pick_model()\n"
+            f'execute_train(train_args="{A4}--num-layers 7 --pipeline-model-parallel-size 2 ")\n')
+    report = _audit(tmp_path, {"tests/test_m.py": test})
+    assert "PAR009" in [f.rule for f in _par(report)]
+
+
+def test_a_separate_rollout_of_unknown_size_shows_no_engines(tmp_path: Path) -> None:
+    call = 'execute_train(train_args="--actor-num-nodes 1 --actor-num-gpus-per-node 4 ")\n'
+    (table,) = _audit(tmp_path, {"tests/test_e.py": MARK + call}).tables
+    assert table.rows[0][8] == "-"
