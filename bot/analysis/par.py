@@ -161,11 +161,6 @@ def check(rule_id: str) -> Callable[[Check], Check]:
     return register
 
 
-def _numbers(view: View) -> str:
-    return (f"TP{view.get('tp')} PP{view.get('pp')} CP{view.get('cp')} EP{view.get('ep')} "
-            f"ETP{view.get('etp')}")
-
-
 # ----- rules -------------------------------------------------------------------------------
 
 rule("PAR001", "dense-model-parallel", Severity.ERROR,
@@ -890,8 +885,7 @@ def evaluate(launch: Launch, overrides: dict[str, int | bool] | None = None) -> 
             origin = need.unknown.origin
             key = (origin.path if origin else "", origin.line if origin else None, need.unknown.text)
             entry = needs.setdefault(key, (need.unknown, [], []))
-            if rule_id not in entry[1]:
-                entry[1].append(rule_id)
+            entry[1].append(rule_id)  # each rule runs once, so it is never listed twice
             flag = CANONICAL.get(need.symbol, need.symbol)
             setting = launch.settings.get(need.symbol)
             flag = setting.flag if setting else flag

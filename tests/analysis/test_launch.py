@@ -225,3 +225,10 @@ def test_a_separate_rollout_of_unknown_size_shows_no_engines(tmp_path: Path) -> 
     call = 'execute_train(train_args="--actor-num-nodes 1 --actor-num-gpus-per-node 4 ")\n'
     (table,) = _audit(tmp_path, {"tests/test_e.py": MARK + call}).tables
     assert table.rows[0][8] == "-"
+
+
+def test_a_violation_no_single_change_fixes_is_reported_at_the_launch(tmp_path: Path) -> None:
+    call = ('execute_train(train_args="--colocate --pipeline-model-parallel-size 2 '
+            '--expert-model-parallel-size 4 ")\n')
+    (found,) = _par(_audit(tmp_path, {"tests/test_n.py": MARK + "X = 1\n" + call}))
+    assert (found.rule, found.path, found.line, found.fix) == ("PAR003", "tests/test_n.py", 3, None)

@@ -179,6 +179,52 @@ def test_fixes_prefer_the_named_parameter_and_skip_derived_ones() -> None:
     assert par.evaluate(unknown).violations == []
 
 
+def test_attention_split_is_not_checked_when_engines_do_not_split_into_pipeline_stages() -> None:
+    heads = "--num-attention-heads 8 --num-query-groups 3 "
+    assert "PAR017" in _rules(A4 + "--rollout-num-gpus-per-engine 4 " + heads)
+    assert "PAR017" not in _rules(A4 + "--rollout-num-gpus-per-engine 3 --sglang-pp-size 2 " + heads,
+                                  flavor="slime")
+
+
+def test_fixes_are_found_for_a_runner_of_unknown_size() -> None:
+    launch = _launch(A4 + "--pipeline-model-parallel-size 2 --expert-model-parallel-size 4", None)
+    violations = par.evaluate(launch).violations
+    assert [v.rule for v in violations] == ["PAR002"]
+    assert [f.text for f in par.fixes(launch, violations)][:2] == [
+        "`--expert-model-parallel-size 2`", "`--pipeline-model-parallel-size 1`"]
+
+
+def test_a_value_named_once_and_used_by_two_flags_is_fixed_once() -> None:
+    launch = _launch(A4 + "--tensor-model-parallel-size 2 --context-parallel-size 4")
+    named = Origin("t.py", 3, "TP", "constant")
+    launch.settings["tp"] = Setting(2, named, "--tensor-model-parallel-size")
+    launch.settings["etp"] = Setting(2, named, "--expert-tensor-parallel-size")
+    violations = par.evaluate(launch).violations
+    texts = [f.text for f in par.fixes(launch, violations, limit=10)]
+    assert texts.count("`TP = 1`") == 1
+    assert all("expert-tensor" not in t for t in texts)
+
+
+def test_fixes_never_change_a_value_that_is_not_known() -> None:
+    launch = _launch(A4 + "--pipeline-model-parallel-size 2 --expert-model-parallel-size 4")
+    launch.settings["sglang_ep"] = Setting(Unknown("e()", ORIGIN), ORIGIN, "--sglang-ep-size")
+    violations = par.evaluate(launch).violations
+    texts = [f.text for f in par.fixes(launch, violations, limit=30)]
+    assert "`--pipeline-model-parallel-size 1`" in texts
+    assert all("sglang" not in t for t in texts)
+
+
+def test_with_unknown_text_in_the_command_fixes_change_only_flags_the_launch_sets() -> None:
+    flags = "--actor-num-nodes 2 --actor-num-gpus-per-node 4 --colocate " \
+            "--pipeline-model-parallel-size 2 --expert-model-parallel-size 4"
+    launch = _launch(flags)
+    launch.opaque.append(Opaque("more_args()", ORIGIN))
+    violations = par.evaluate(launch).violations
+    assert [v.rule for v in violations] == ["PAR003"]
+    texts = [f.text for f in par.fixes(launch, violations, limit=30)]
+    assert texts == ["`--actor-num-gpus-per-node 2`", "`--actor-num-nodes 1`"]
+
+
 def test_engine_findings_with_unknown_model(tmp_path: Path) -> None:
     test = """\
 from miles.utils.external_utils import command_utils
@@ -235,6 +281,43 @@ def test_launch_outcome_files_name_the_model_script(tmp_path: Path) -> None:
     assert outcome.signature is not None
 
 
+def _outcome(root: Path, test: str, files: dict[str, str], config: dict[str, object] | None = None,
+             base: launch_module.LaunchOutcome | None = None) -> launch_module.LaunchOutcome:
+    from bot.analysis.markers import find_markers
+    from bot.analysis.snapshot import Snapshot
+    from bot.analysis.source import Module
+    from config.repo import RepoConfig, default_data, merge
+
+    loaded = RepoConfig.model_validate(merge(default_data(), config or {}))
+    snap = Snapshot(FolderTree(write(root, {**BASE, **files, "tests/test_f.py": test})), loaded)
+    module = snap.sources.module("tests/test_f.py")
+    assert isinstance(module, Module)
+    (marker,), _ = find_markers(module, snap.config.markers)
+    return launch_module.analyze_launch(snap, marker, base)
+
+
+def test_a_model_script_without_the_model_function_gives_no_model_flags(tmp_path: Path) -> None:
+    test = 'register_rocm_ci(600, "stage-c-4-gpu-mi350")\n' \
+           f'execute_train(train_args="{A4}--pipeline-model-parallel-size 2", megatron_model_type="bare")\n'
+    outcome = _outcome(tmp_path, test, {"scripts/models/bare.py": "LAYERS = 7\n"})
+    assert outcome.files == ("scripts/models/bare.py",)
+    (launch,) = outcome.launches
+    assert "layers" not in launch.settings
+    assert outcome.findings == []
+
+
+def test_launches_of_one_shell_model_script_share_its_parsed_flags(tmp_path: Path) -> None:
+    test = 'register_rocm_ci(600, "stage-c-4-gpu-mi350")\n' + "".join(
+        f'execute_train(train_args="{A4}--tensor-model-parallel-size {tp}", megatron_model_type="big")\n'
+        for tp in (1, 2))
+    outcome = _outcome(tmp_path, test, {"models/big.sh": "MODEL_ARGS=(\n  --num-layers 8\n)\n"},
+                       {"launch": {"model_script": "models/{MODEL_TYPE}.sh"}})
+    first, second = outcome.launches
+    assert first.settings["layers"].value == 8
+    assert first.settings["tp"].value != second.settings["tp"].value
+    assert first.settings["layers"] is second.settings["layers"]
+
+
 def test_analyze_launch_never_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from bot.analysis.snapshot import Snapshot
     from config.repo import defaults
@@ -280,5 +363,20 @@ def test_fixes_prefer_what_the_pr_changed(tmp_path: Path) -> None:
     assert before.findings == []
     plain = outcome(tmp_path / "plain", 2)
     preferred = outcome(tmp_path / "head", 2, before)
+    assert plain.findings[0].fix == "`--expert-model-parallel-size 2` or `--pipeline-model-parallel-size 1`"
+    assert preferred.findings[0].fix == "`--pipeline-model-parallel-size 1` or `--expert-model-parallel-size 2`"
+
+
+
+def test_fixes_prefer_a_flag_the_pr_added(tmp_path: Path) -> None:
+    def test(pp: str) -> str:
+        return ('register_rocm_ci(600, "stage-c-4-gpu-mi350")\n'
+                f'execute_train(train_args="{A4}{pp}--expert-model-parallel-size 4 ")\n')
+
+    before = _outcome(tmp_path / "base", test(""), {})
+    assert before.findings == []
+    head = test("--pipeline-model-parallel-size 2 ")
+    plain = _outcome(tmp_path / "plain", head, {})
+    preferred = _outcome(tmp_path / "head", head, {}, base=before)
     assert plain.findings[0].fix == "`--expert-model-parallel-size 2` or `--pipeline-model-parallel-size 1`"
     assert preferred.findings[0].fix == "`--pipeline-model-parallel-size 1` or `--expert-model-parallel-size 2`"
