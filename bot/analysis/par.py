@@ -6,12 +6,15 @@ the evaluator could not decide is not evaluated, and PAR019 says which value and
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.analysis.findings import Severity, rule
 from bot.analysis.flags import CANONICAL, Opaque, Setting
 from bot.analysis.values import Origin, Unknown
+
+log = logging.getLogger(__name__)
 
 PARSING = "It fails at argument parsing, before any GPU work."
 AFTER_GPUS = "It fails only after Ray has started and the job has taken its GPUs."
@@ -315,6 +318,9 @@ def _par004(v: View) -> Violation | None:
     g = v.get("engine_gpus")
     if g >= 1 and r >= g and r % g == 0:
         return None
+    if g < 1:  # the server group divides by it when the engines start
+        return Violation("PAR004", f"{g} GPUs per engine: no rollout engine starts.",
+                         f"g = {g} < 1.", AFTER_GPUS, ("engine_gpus",))
     if r < g:
         return Violation("PAR004", f"{r} rollout GPUs cannot hold one engine of {g} GPUs: "
                                    "no rollout engine starts.",
@@ -881,6 +887,10 @@ def evaluate(launch: Launch, overrides: dict[str, int | bool] | None = None) -> 
     for rule_id, fn in CHECKS.items():
         try:
             found = fn(view)
+        except ArithmeticError:  # a size of zero where a rule divides: that rule cannot say
+            log.warning("rule %s could not be evaluated on %s line %s", rule_id, launch.path, launch.line,
+                        exc_info=True)
+            continue
         except Need as need:
             origin = need.unknown.origin
             key = (origin.path if origin else "", origin.line if origin else None, need.unknown.text)

@@ -138,6 +138,39 @@ def test_slime_flavor() -> None:
     assert _rules(flags, flavor="slime") == ["PAR004", "PAR005"]
 
 
+def test_no_gpus_per_engine_is_no_engine_at_all() -> None:
+    (found,) = par.evaluate(_launch(A4 + "--rollout-num-gpus-per-engine 0")).violations
+    assert (found.rule, found.severity) == ("PAR004", None)  # the rule's own: an error
+    assert found.message == "0 GPUs per engine: no rollout engine starts."
+    assert _rules(A4 + "--rollout-num-gpus-per-engine -2") == ["PAR004"]
+
+
+def test_an_audit_reports_zero_gpus_per_engine_with_a_fix(tmp_path: Path) -> None:
+    test = """\
+register_rocm_ci(600, "stage-c-4-gpu-mi350")
+
+if __name__ == "__main__":
+    execute_train(train_args="--actor-num-nodes 1 --actor-num-gpus-per-node 4 --colocate "
+                  "--rollout-num-gpus-per-engine 0 ")
+"""
+    report = audit(FolderTree(write(tmp_path, {**BASE, "tests/test_m.py": test})))
+    (found,) = [f for f in report.findings if f.rule.startswith("PAR")]
+    assert (found.rule, found.severity, found.line) == ("PAR004", Severity.ERROR, 5)
+    assert found.fix is not None and "--rollout-num-gpus-per-engine" in found.fix
+
+
+def test_a_rule_that_cannot_do_its_arithmetic_leaves_the_others_to_report(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    def dividing(view: par.View) -> par.Violation | None:
+        raise ZeroDivisionError("integer modulo by zero")
+
+    monkeypatch.setitem(par.CHECKS, "PAR004", dividing)
+    with caplog.at_level("WARNING"):
+        assert _rules(A4 + "--tensor-model-parallel-size 8") == ["PAR001", "PAR002"]
+    assert "rule PAR004 could not be evaluated on t.py line 1" in caplog.text
+
+
 def test_warning_severities() -> None:
     found = par.evaluate(_launch(A4 + "--rollout-num-gpus-per-engine 3 --sglang-ep-size 2")).violations
     assert [(v.rule, v.severity) for v in found] == [("PAR004", Severity.WARNING), ("PAR005", Severity.WARNING)]
