@@ -129,10 +129,10 @@ class Effects:
     def known_summary(self, repo: str, number: int) -> tuple[int, str] | None:
         """The sticky comment as the ledger last wrote it (id, body), without asking GitHub:
         every write of it goes through the ledger, which keeps the body it wrote."""
-        made = f"comment:{repo}#{number}"
+        made, edited = f"comment:{repo}#{number}", f"comment-edit:{repo}#{number}:"
         found: tuple[int, str] | None = None
-        for effect in self.store.effects_starting(made, f"comment-edit:{repo}#{number}:"):
-            if effect.key.startswith(made) and effect.key != made and not effect.key.startswith(made + ":"):
+        for effect in self.store.effects_starting(made, edited):
+            if not (effect.key == made or effect.key.startswith((made + ":", edited))):
                 continue  # another PR's: #1 is a prefix of #12
             result = effect.result
             if effect.status == "done" and isinstance(result, dict) and isinstance(result.get("body"), str):

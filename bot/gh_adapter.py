@@ -202,18 +202,6 @@ def _run(data: dict[str, Any]) -> WorkflowRun:
     )
 
 
-def _job(data: dict[str, Any]) -> WorkflowJob:
-    return WorkflowJob(
-        id=data["id"],
-        name=data.get("name") or "",
-        status=data.get("status") or "",
-        conclusion=data.get("conclusion"),
-        html_url=data.get("html_url") or "",
-        started_at=data.get("started_at"),
-        completed_at=data.get("completed_at"),
-    )
-
-
 class PyGithubPort:
     """The port over PyGithub's requester: every call is one documented REST or GraphQL request
     (pages aside), with PyGithub's auth, retries and write pacing."""
@@ -442,7 +430,8 @@ class PyGithubPort:
         return [_run(r) for r in data.get("workflow_runs", [])]
 
     def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
-        return [_job(j) for j in self._pages(f"/repos/{repo}/actions/runs/{run_id}/jobs", key="jobs")]
+        pages = self._pages(f"/repos/{repo}/actions/runs/{run_id}/jobs", key="jobs")
+        return [WorkflowJob.from_api(j) for j in pages]
 
     def cancel_run(self, repo: str, run_id: int) -> None:
         """Stop a run; one that has already completed (409) needs no stopping. Raising would fail

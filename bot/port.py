@@ -87,6 +87,19 @@ class WorkflowJob:
     started_at: str | None = None
     completed_at: str | None = None
 
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> WorkflowJob:
+        """From the REST shape, which `workflow_job` webhooks share."""
+        return cls(
+            id=int(data["id"]),
+            name=str(data.get("name") or ""),
+            status=str(data.get("status") or ""),
+            conclusion=data.get("conclusion"),
+            html_url=str(data.get("html_url") or ""),
+            started_at=data.get("started_at"),
+            completed_at=data.get("completed_at"),
+        )
+
 
 @dataclass(frozen=True)
 class BlobRequest:

@@ -8,6 +8,7 @@ from datetime import datetime
 from bot.context import HandlerContext
 from bot.dispatcher import APPROVE_ACTION, Dispatcher, Refusal, job_target
 from bot.events import Event
+from bot.port import WorkflowJob
 from bot.rocm import RocmRuns
 from bot.router import Router
 from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome
@@ -107,33 +108,32 @@ def _dispatch_of(store: DispatchStore, repo: str, run: dict[str, object]) -> str
     return None
 
 
-def _seconds(job: dict[str, object]) -> float | None:
+def _seconds(job: WorkflowJob) -> float | None:
     """How long a job ran, from its `started_at` and `completed_at` (ISO 8601), when both are known."""
     try:
-        started = datetime.fromisoformat(str(job.get("started_at")).replace("Z", "+00:00"))
-        ended = datetime.fromisoformat(str(job.get("completed_at")).replace("Z", "+00:00"))
+        started = datetime.fromisoformat(str(job.started_at).replace("Z", "+00:00"))
+        ended = datetime.fromisoformat(str(job.completed_at).replace("Z", "+00:00"))
     except ValueError:
         return None
     return max(0.0, (ended - started).total_seconds())
 
 
-def _record_job(store: DispatchStore, record: Dispatch, job: dict[str, object]) -> bool:
+def _job_of(payload: dict[str, object]) -> WorkflowJob | None:
+    """The job a `workflow_job` delivery is about; None without a numeric id."""
+    return WorkflowJob.from_api(payload) if isinstance(payload.get("id"), int) else None
+
+
+def _record_job(store: DispatchStore, record: Dispatch, job: WorkflowJob) -> bool:
     """Keep the outcome of the test a job ran; False for a job that ran no test of the dispatch."""
-    path = job_target(str(job.get("name") or ""), record.tests)
-    job_id = job.get("id")
-    if path is None or not isinstance(job_id, int):
+    path = job_target(job.name, record.tests)
+    if path is None:
         return False
-    status = _STATUS.get(str(job.get("status")), "in_progress")
+    status = _STATUS.get(job.status, "in_progress")
+    done = status == "completed"
     store.record_outcome(
         record.dispatch_id,
-        JobOutcome(
-            path,
-            job_id,
-            status,
-            str(job["conclusion"]) if status == "completed" and job.get("conclusion") else None,
-            str(job.get("html_url") or "") or None,
-            _seconds(job) if status == "completed" else None,
-        ),
+        JobOutcome(path, job.id, status, job.conclusion if done else None, job.html_url or None,
+                   _seconds(job) if done else None),
     )
     return True
 
@@ -146,19 +146,7 @@ def _fill_from_jobs(ctx: HandlerContext, store: DispatchStore, record: Dispatch)
     if all(p in known and known[p].status == "completed" for p in record.tests):
         return
     for job in ctx.github.run_jobs(record.repository, record.run_id):
-        _record_job(
-            store,
-            record,
-            {
-                "id": job.id,
-                "name": job.name,
-                "status": job.status,
-                "conclusion": job.conclusion,
-                "html_url": job.html_url,
-                "started_at": job.started_at,
-                "completed_at": job.completed_at,
-            },
-        )
+        _record_job(store, record, job)
 
 
 def _refresh_check(ctx: HandlerContext, store: DispatchStore, dispatch_id: str, news: str) -> None:
@@ -230,7 +218,8 @@ def track_workflow_job(event: Event, ctx: HandlerContext) -> None:
     started = job.get("status") == "in_progress" and record.status in ("requested", "queued")
     if started:
         store.update(record.dispatch_id, status="in_progress")
-    if not _record_job(store, record, job) and not started:
+    known = _job_of(job)
+    if not (known is not None and _record_job(store, record, known)) and not started:
         return
     status, conclusion = job.get("status"), job.get("conclusion")
     _refresh_check(ctx, store, record.dispatch_id, f"job:{job.get('id')}:{status}:{conclusion}")

@@ -314,14 +314,11 @@ class DispatchStore:
             "updated_at": time.time(),
         }
         stmt = self._insert()(test_outcomes).values(dispatch_id=dispatch_id, path=outcome.path, **values)
-        if outcome.status != "completed":
-            stmt = stmt.on_conflict_do_update(
-                index_elements=["dispatch_id", "path"],
-                set_=values,
-                where=test_outcomes.c.status != "completed",
-            )
-        else:
-            stmt = stmt.on_conflict_do_update(index_elements=["dispatch_id", "path"], set_=values)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["dispatch_id", "path"],
+            set_=values,
+            where=None if outcome.status == "completed" else test_outcomes.c.status != "completed",
+        )
         with self.engine.begin() as conn:
             conn.execute(stmt)
 

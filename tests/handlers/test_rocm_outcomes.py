@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from bot.dispatcher import Dispatcher, job_target, outcome_lines, tally
+from bot.port import WorkflowJob
 from bot.store.dispatch import Dispatch, JobOutcome
-from handlers.rocm_runs import _record_job, _seconds
+from handlers.rocm_runs import _job_of, _record_job, _seconds
 
 A, B = "tests/e2e/test_a.py", "tests/e2e/test_b.py"
 
@@ -45,9 +46,12 @@ def test_the_check_title_carries_the_tally() -> None:
 
 
 def test_job_times_need_both_ends() -> None:
-    assert _seconds({"started_at": "2026-11-30T10:00:00Z", "completed_at": "2026-11-30T10:02:30Z"}) == 150
-    assert _seconds({"started_at": "2026-11-30T10:00:00Z", "completed_at": None}) is None
-    assert _seconds({}) is None
+    def job(started: str | None, completed: str | None) -> WorkflowJob:
+        return WorkflowJob(1, A, "completed", "success", "", started, completed)
+
+    assert _seconds(job("2026-11-30T10:00:00Z", "2026-11-30T10:02:30Z")) == 150
+    assert _seconds(job("2026-11-30T10:00:00Z", None)) is None
+    assert _seconds(job(None, None)) is None
 
 
 def test_a_job_without_an_id_or_test_is_not_recorded() -> None:
@@ -59,7 +63,9 @@ def test_a_job_without_an_id_or_test_is_not_recorded() -> None:
             recorded.append(outcome)
 
     store = Store()
-    assert not _record_job(store, record, {"id": 3, "name": "plan", "status": "completed"})  # type: ignore[arg-type]
-    assert not _record_job(store, record, {"id": "3", "name": A})  # type: ignore[arg-type]
-    assert _record_job(store, record, {"id": 3, "name": A, "status": "waiting"})  # type: ignore[arg-type]
+    plan = _job_of({"id": 3, "name": "plan", "status": "completed"})
+    assert plan is not None and not _record_job(store, record, plan)  # type: ignore[arg-type]
+    assert _job_of({"id": "3", "name": A}) is None
+    waiting = _job_of({"id": 3, "name": A, "status": "waiting"})
+    assert waiting is not None and _record_job(store, record, waiting)  # type: ignore[arg-type]
     assert recorded == [JobOutcome(A, 3, "queued", None, None, None)]
