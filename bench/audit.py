@@ -4,7 +4,8 @@ Generates a git repository shaped like the target ones (1,000 test files over 20
 modules, model scripts, a ROCm Dockerfile and workflows), then times, in the same run:
 
 - the floor: reading the same Python files from disk and `ast.parse`-ing each once;
-- `audit` of the committed revision through the git tree (fresh caches every round);
+- `audit` of the committed revision through the git tree (fresh caches every round), in
+  one process and over the processes `rocmbot audit` uses by default (one per CPU);
 - `python -c "import bot.cli"` against `python -c "pass"`, and which heavy modules
   `rocmbot analyze` imports (none is the target).
 
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.analysis.engine import audit
+from bot.analysis.parallel import default_jobs
 from bot.analysis.tree import GitRepository
 from bot.example import DOCKERFILE, HARNESS, MODEL, WORKFLOW
 
@@ -158,9 +160,9 @@ def floor(root: Path, paths: list[str]) -> None:
         ast.parse((root / p).read_text(encoding="utf-8"), filename=p)
 
 
-def run_audit(root: Path) -> int:
+def run_audit(root: Path, jobs: int = 1) -> int:
     with GitRepository(root) as repo:
-        report = audit(repo.tree("HEAD"))
+        report = audit(repo.tree("HEAD"), jobs=jobs)
     return len(report.tests)
 
 
@@ -198,6 +200,8 @@ def main() -> None:
         markers = run_audit(root)  # warm the page cache and git's object store
         floor_s = best(lambda: floor(root, paths), args.rounds)
         audit_s = best(lambda: run_audit(root), args.rounds)
+        jobs = default_jobs()
+        parallel_s = best(lambda: run_audit(root, jobs), args.rounds)
     imports = import_cost(args.rounds)
     startup, analysis = imports["python_startup_s"], imports["import_analysis_s"]
     assert isinstance(startup, float) and isinstance(analysis, float)
@@ -208,6 +212,9 @@ def main() -> None:
         "floor_parse_s": floor_s,
         "audit_s": audit_s,
         "audit_over_floor": audit_s / floor_s,
+        "jobs": jobs,
+        "audit_parallel_s": parallel_s,
+        "audit_parallel_over_floor": parallel_s / floor_s,
         **imports,
     }
     out = Path(__file__).parent / "results"
@@ -217,8 +224,10 @@ def main() -> None:
         ("python files parsed", f"{len(paths)}"),
         ("markers", f"{markers}"),
         ("floor: read + ast.parse", f"{floor_s * 1000:.0f} ms"),
-        ("rocmbot audit (git tree)", f"{audit_s * 1000:.0f} ms"),
-        ("audit / floor", f"{audit_s / floor_s:.2f}x (target <= 1.5)"),
+        ("rocmbot audit (git tree), 1 process", f"{audit_s * 1000:.0f} ms"),
+        ("audit / floor, 1 process", f"{audit_s / floor_s:.2f}x (target <= 1.5)"),
+        (f"rocmbot audit, {jobs} processes", f"{parallel_s * 1000:.0f} ms"),
+        (f"audit / floor, {jobs} processes", f"{parallel_s / floor_s:.2f}x (target <= 1.5)"),
         ("import analysis / python startup",
          f"{analysis / startup:.2f}x ({analysis * 1000:.0f} ms vs {startup * 1000:.0f} ms)"),
         ("web modules imported by analyze", f"{imports['web_modules_imported_by_analyze']}"),

@@ -33,6 +33,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, 1 or more: {text!r}")
+    return value
+
+
 def _add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=FORMAT_NAMES, default="text",
                    help="output format (default: text)")
@@ -59,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("audit", help="every finding at one revision")
     p.add_argument("--repo", default=".", metavar="PATH", help="a repository or folder (default: .)")
     p.add_argument("--rev", metavar="REV", help="a git revision (default: the files as they are)")
+    p.add_argument("-j", "--jobs", type=_jobs, default=0, metavar="N",
+                   help="processes to spread a large revision's test files over "
+                   "(default: one per CPU, at most 8; 1 runs everything in this process)")
     _add_output(p)
 
     p = sub.add_parser("config", help="the effective configuration and where each key comes from")
@@ -207,12 +220,13 @@ def _open_tree(repo_path: str, rev: str | None) -> tuple[Tree, GitRepository | N
 
 def _cmd_audit(args: argparse.Namespace) -> int:
     from bot.analysis.engine import audit
+    from bot.analysis.parallel import default_jobs
     from bot.formats import FORMATS
 
     loaded = _config_file(args.config)
     tree, repo = _open_tree(args.repo, args.rev)
     try:
-        report = audit(tree, loaded=loaded)
+        report = audit(tree, loaded=loaded, jobs=args.jobs or default_jobs())
         _emit(FORMATS[args.format](report), args.output)
     finally:
         if repo is not None:

@@ -61,6 +61,8 @@ def test_exit_status_1_on_error_findings(git_repo: GitRepo, capsys: pytest.Captu
         (["analyze", "--repo", "{repo}", "--base", "HEAD", "-o", "{tmp}/absent/x"], "cannot write"),
         (["analyze"], "the following arguments are required: --base"),
         (["audit", "--format", "xml"], "invalid choice"),
+        (["audit", "--jobs", "0"], "expected a number of processes, 1 or more: '0'"),
+        (["audit", "-j", "many"], "expected a number of processes, 1 or more: 'many'"),
         ([], ""),
     ],
 )
@@ -93,6 +95,29 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(
     assert main(["audit", "--repo", str(root)]) == 2
     assert capsys.readouterr().err == (
         "rocmbot: error: RuntimeError: disk on fire (set ROCMBOT_DEBUG=1 for details)\n")
+
+
+def test_audit_jobs_do_not_change_the_report(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import bot.analysis.parallel
+
+    seen: list[int] = []
+    usable = bot.analysis.parallel.usable
+
+    def spy(tree: object, jobs: int, files: int) -> int:
+        seen.append(jobs)
+        return usable(tree, jobs, max(files, 1000))  # split even this small example
+
+    monkeypatch.setattr(bot.analysis.parallel, "usable", spy)
+    root = tmp_path / "repo"
+    build_example(root)
+    outputs = []
+    for jobs in ([], ["-j", "1"], ["--jobs", "2"]):
+        main(["audit", "--repo", str(root), "--rev", "HEAD", "--format", "json", *jobs])
+        outputs.append(capsys.readouterr().out)
+    assert seen == [bot.analysis.parallel.default_jobs(), 1, 2]
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert json.loads(outputs[0])["tests"]
 
 
 def test_config_shows_sources_and_problems(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:

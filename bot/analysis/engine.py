@@ -6,7 +6,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from bot.analysis import launch, pins
+from bot.analysis import launch, parallel, pins
 from bot.analysis.collector import paused
 from bot.analysis.findings import Finding, finding
 from bot.analysis.markers import Marker
@@ -371,42 +371,61 @@ def _reaches_other_tests(snap: Snapshot, changes: set[str]) -> bool:
     return False
 
 
-def audit(tree: Tree, *, loaded: LoadedConfig | None = None) -> Report:
-    """Everything wrong at one revision, whatever changed."""
+def audit(tree: Tree, *, loaded: LoadedConfig | None = None, jobs: int = 1) -> Report:
+    """Everything wrong at one revision, whatever changed.
+
+    With ``jobs`` above 1, a large revision's test files are split over that many
+    processes (see :mod:`bot.analysis.parallel`); the report is the same.
+    """
     with paused():
-        return _audit(tree, loaded)
+        return _audit(tree, loaded, jobs)
 
 
-def _audit(tree: Tree, loaded: LoadedConfig | None) -> Report:
+@dataclass
+class _Part:
+    """What auditing a run of test files gave, in file order."""
+
+    entries: list[TestEntry]
+    findings: list[Finding]
+    tables: list[Table]
+
+
+def _audit(tree: Tree, loaded: LoadedConfig | None, jobs: int) -> Report:
     loaded = loaded or read_config(tree)
     snap = Snapshot(tree, loaded.config)
+    paths = snap.test_paths()
+    processes = parallel.usable(tree, jobs, len(paths))
+    parts = parallel.fork_map(lambda chunk: _audit_files(snap, chunk), parallel.split(paths, processes))
+    pin = pins.analyze_pins(snap, None)
+    return Report(
+        mode="audit",
+        base=None,
+        head=tree.rev,
+        tests=[e for part in parts for e in part.entries],
+        selected=[],
+        findings=_dedupe([*(f for part in parts for f in part.findings), *config_findings(loaded),
+                          *pin.findings]),
+        tables=[*(t for part in parts for t in part.tables), *pin.tables],
+        config_path=loaded.path,
+    )
+
+
+def _audit_files(snap: Snapshot, paths: list[str]) -> _Part:
     run = _Analysis(snap, None, None)
     entries: list[TestEntry] = []
-    snap.sources.prefetch(snap.test_paths())
-    for path in snap.test_paths():
+    snap.sources.prefetch(paths)
+    for path in paths:
         markers, problems = snap.markers(path)
         run.findings.extend(problems)
         run.findings.extend(_harness_problems(run, path))
         for m in markers:
-            entries.append(_entry(m, loaded.config.suite_gpus(m.suite or ""), "unchanged", []))
+            entries.append(_entry(m, snap.config.suite_gpus(m.suite or ""), "unchanged", []))
             run.findings.extend(run.marker_findings(m))
             outcome = run.launch_of(m)
             run.findings.extend(outcome.findings)
             run.tables_for(m, outcome)
         snap.sources.release(path)
-    pin = pins.analyze_pins(snap, None)
-    run.findings.extend(config_findings(loaded))
-    run.findings.extend(pin.findings)
-    return Report(
-        mode="audit",
-        base=None,
-        head=tree.rev,
-        tests=entries,
-        selected=[],
-        findings=_dedupe(run.findings),
-        tables=[*run.tables, *pin.tables],
-        config_path=loaded.path,
-    )
+    return _Part(entries, run.findings, run.tables)
 
 
 def _harness_problems(run: _Analysis, path: str) -> list[Finding]:

@@ -97,7 +97,11 @@ class _Entry:
 
 
 class GitRepository:
-    """One git repository (bare or not), read through a single ``git cat-file --batch``."""
+    """One git repository (bare or not), read through a single ``git cat-file --batch``.
+
+    A forked child (see :mod:`bot.analysis.parallel`) reads through a ``cat-file`` of its
+    own: the parent's process and lock stay the parent's.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -105,6 +109,14 @@ class GitRepository:
             raise TreeError(f"not a folder: {self.path}")
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    def _own(self) -> None:
+        """In a forked child, forget the parent's reader (without touching it)."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._proc = None
+            self._lock = threading.Lock()
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         proc = subprocess.run(
@@ -160,6 +172,7 @@ class GitRepository:
 
     def blob(self, blob: str) -> bytes | None:
         """The bytes of a blob, through the long-lived ``cat-file --batch`` process."""
+        self._own()
         with self._lock:
             proc = self._batch()
             stdin: IO[bytes] | None = proc.stdin
@@ -207,6 +220,7 @@ class GitRepository:
 
     def close(self) -> None:
         """Stop the ``cat-file`` process."""
+        self._own()
         with self._lock:
             if self._proc is not None:
                 stdin, stdout = self._proc.stdin, self._proc.stdout
@@ -225,6 +239,8 @@ class GitRepository:
 
 class GitTree:
     """A commit of a :class:`GitRepository`; the file list is read once, lazily."""
+
+    forkable = True  # see GitRepository
 
     def __init__(self, repo: GitRepository, sha: str) -> None:
         self.repo = repo
@@ -273,6 +289,7 @@ class FolderTree:
     """A plain folder (a working copy, say); ``.git`` and other VCS folders are skipped."""
 
     SKIP = frozenset({".git", ".hg", ".svn", ".venv", "__pycache__", "node_modules"})
+    forkable = True  # plain files: a forked child reads them as well as the parent
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)

@@ -1,0 +1,132 @@
+"""An audit split over processes: the same report, whatever a child does."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from bot.analysis import parallel
+from bot.analysis.engine import audit
+from bot.analysis.tree import FolderTree, GitRepository
+from bot.example import BASE_FILES, TEST_TEMPLATE
+from bot.formats import FORMATS
+from tests.gitrepo import GitRepo
+
+PARENT = os.getpid()
+
+
+def test_split_keeps_order_and_balances() -> None:
+    items = list(range(11))
+    parts = parallel.split(items, 3)
+    assert parts == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]]
+    assert parallel.split(items, 1) == [items]
+    assert parallel.split([1, 2], 5) == [[1], [2]]  # never an empty part
+    assert parallel.split([], 4) == [[]]
+
+
+def test_usable_needs_a_forkable_tree_and_enough_files(tmp_path: Path) -> None:
+    folder = FolderTree(tmp_path)
+    assert parallel.usable(folder, 4, 1000) == 4
+    assert parallel.usable(folder, 4, 250) == 2  # at least MIN_FILES_PER_JOB each
+    assert parallel.usable(folder, 4, 99) == 1
+    assert parallel.usable(folder, 1, 1000) == 1
+    assert parallel.usable(object(), 4, 1000) == 1  # a remote tree is never split
+
+
+def _square_all(part: list[int]) -> list[int]:
+    return [n * n for n in part]
+
+
+def test_fork_map_returns_every_part_in_order() -> None:
+    parts = parallel.split(list(range(10)), 3)
+    assert parallel.fork_map(_square_all, parts) == [_square_all(p) for p in parts]
+
+
+def _fails_in_children(part: list[int]) -> list[int]:
+    if os.getpid() != PARENT:
+        raise RuntimeError("child failure")
+    return _square_all(part)
+
+
+def _killed_in_children(part: list[int]) -> list[int]:
+    if os.getpid() != PARENT:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _square_all(part)
+
+
+def _unpicklable_in_children(part: list[int]) -> object:
+    if os.getpid() != PARENT:
+        return lambda: part  # cannot be pickled: the child exits with an error
+    return _square_all(part)
+
+
+@pytest.mark.parametrize("work", [_fails_in_children, _killed_in_children, _unpicklable_in_children])
+def test_a_failing_child_has_its_part_done_by_the_parent(work: object,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    parts = parallel.split(list(range(9)), 3)
+    assert parallel.fork_map(work, parts) == [_square_all(p) for p in parts]  # type: ignore[arg-type]
+    assert sum("read again" in r.getMessage() for r in caplog.records) == 2
+
+
+def test_a_failing_parent_stops_its_children(tmp_path: Path) -> None:
+    marker = tmp_path / "children"
+
+    def work(part: list[int]) -> list[int]:
+        if os.getpid() == PARENT:
+            raise KeyboardInterrupt
+        marker.write_text("started")
+        signal.pause()  # would never end by itself
+        return part
+
+    with pytest.raises(KeyboardInterrupt):
+        parallel.fork_map(work, [[1], [2], [3]])
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # every child was reaped
+
+
+def test_a_forked_child_reads_git_through_its_own_process(git_repo: GitRepo) -> None:
+    git_repo.write_all({f"f{n}.txt": f"file {n}\n" for n in range(4)})
+    sha = git_repo.commit()
+    with GitRepository(git_repo.root) as repo:
+        tree = repo.tree(sha)
+        assert tree.read("f0.txt") == b"file 0\n"  # the parent's reader is running
+
+        def read(part: list[str]) -> list[bytes | None]:
+            return [tree.read(p) for p in part]
+
+        parts = [["f0.txt", "f1.txt"], ["f2.txt"], ["f3.txt", "missing"]]
+        assert parallel.fork_map(read, parts) == [[b"file 0\n", b"file 1\n"], [b"file 2\n"],
+                                                   [b"file 3\n", None]]
+        assert tree.read("f1.txt") == b"file 1\n"  # and still reads for the parent
+
+
+def _repository(repo: GitRepo, tests: int) -> str:
+    files = {p: text for p, text in BASE_FILES.items() if "/test_" not in p}  # all but its tests
+    for n in range(tests):
+        disabled = ', disabled="FIXME: flaky"' if n % 7 == 0 else ""
+        text = TEST_TEMPLATE.format(disabled=disabled, ep=(1, 2, 4, 8)[n % 4])
+        if n % 50 == 3:
+            text = text.replace("stage-c-4-gpu-mi350", "stage-z-4-gpu-nowhere")  # REG001
+        if n % 97 == 5:
+            text = text.replace("CASE = CaseConfig(", "CASE = CaseConfig((")  # REG004
+        files[f"tests/e2e/megatron/test_case_{n:04d}.py"] = text
+    repo.write_all(files)
+    return repo.commit()
+
+
+def test_an_audit_over_processes_gives_the_same_report(git_repo: GitRepo) -> None:
+    sha = _repository(git_repo, 240)
+    with GitRepository(git_repo.root) as repo:
+        tree = repo.tree(sha)
+        assert parallel.usable(tree, 3, 240) == 2
+        one = audit(tree, jobs=1)
+        two = audit(repo.tree(sha), jobs=3)
+    assert {f.rule for f in one.findings} >= {"PAR002", "REG001", "REG004"}
+    assert len(one.tests) == 2 * (240 - 3)  # three files do not parse
+    for name in ("json", "markdown", "sarif"):
+        assert FORMATS[name](two) == FORMATS[name](one)
+    folder = audit(FolderTree(git_repo.root), jobs=2)
+    assert FORMATS["json"](folder).replace('"head": null', f'"head": "{sha}"') == FORMATS["json"](one)
