@@ -94,12 +94,20 @@ def test_markdown_lets_no_mention_link_or_html_through() -> None:
 
 @given(st.text(max_size=200))
 def test_escaped_text_never_holds_raw_markup(value: str) -> None:
-    for rendered in (inline(value), prose(value)):
+    # prose keeps `backticked` parts as code spans, where GitHub renders neither HTML nor
+    # mentions: what matters is the text outside them
+    for rendered in (inline(value), _outside_code(prose(value))):
         assert "<" not in rendered and ">" not in rendered
         assert "@" not in rendered.replace("@\u200b", "")
         assert "\n" not in rendered
+    assert "\n" not in prose(value)
     span = code(value)
     assert "\n" not in span
+
+
+def test_prose_keeps_markup_only_inside_code_spans() -> None:
+    assert prose("`<`") == "`<`"
+    assert prose("a `<b>` @x <i>") == "a `<b>` @\u200bx &lt;i&gt;"
 
 
 def test_code_spans_hold_backticks() -> None:
