@@ -71,13 +71,13 @@ LAUNCH_FLAGS = frozenset({
 })
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # made by the thousand: see values.Value
 class Word:
     text: str
     origins: tuple[Origin | None, ...]  # one per character
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # made by the thousand: see values.Value
 class Opaque:
     """A word that cannot be decided (an unresolved expression in the command)."""
 
@@ -98,7 +98,7 @@ class Branches:
 Token = Word | Opaque | Branches
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # made by the thousand: see values.Value
 class Setting:
     """The value a flag was given, where, and with which spelling."""
 

@@ -30,12 +30,19 @@ class Origin(NamedTuple):
 
 
 class Value:
-    """Base of every evaluated value."""
+    """Base of every evaluated value.
+
+    Values never change once made. The small ones made by the ten thousand (constants,
+    texts and their chunks, unknowns, tuples) are plain slotted dataclasses rather than
+    frozen ones: a frozen dataclass sets each field through ``object.__setattr__`` and
+    takes more than twice as long to make; ``unsafe_hash`` gives them the hash a frozen
+    one would have.
+    """
 
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class Unknown(Value):
     """A value the evaluator cannot decide; ``text`` is the expression's source."""
 
@@ -44,7 +51,7 @@ class Unknown(Value):
     quiet: bool = False  # a call known not to carry launch flags
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Const(Value):
     """``None``, a bool, an int or a float."""
 
@@ -52,13 +59,13 @@ class Const(Value):
     origin: Origin | None = field(default=None, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Chunk:
     text: str
     origin: Origin | None = field(default=None, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Hole:
     """Text that cannot be decided (an unresolved expression inside a string)."""
 
@@ -67,7 +74,7 @@ class Hole:
     quiet: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Choice:
     """One of several texts, chosen by a condition that cannot be decided."""
 
@@ -79,7 +86,7 @@ class Choice:
 Part = Chunk | Hole | Choice
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Text(Value):
     """A string: chunks with origins, holes and choices."""
 
@@ -111,7 +118,7 @@ class ListV(Value):
     items: list[Value]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class TupleV(Value):
     items: tuple[Value, ...]
 
@@ -213,7 +220,7 @@ class ModuleV(Value):
     folder: str  # where its submodules live
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Lazy(Value):
     """``from module import name``: resolved when first used."""
 
@@ -222,7 +229,7 @@ class Lazy(Value):
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Builtin(Value):
     """A function or module the evaluator models (``len``, ``os.getenv``, ``str.join``)."""
 
