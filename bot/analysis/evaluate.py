@@ -93,6 +93,7 @@ _PARAMS = "_rocmbot_params"
 _LINES = "_rocmbot_lines"  # on a module's tree: its lines, when they can be split simply
 # line breaks other than \r and \n (str.splitlines() splits there, the parser does not)
 _ODD_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_ASCII_ODD_BREAKS = "\x0b\x0c\x1c\x1d\x1e"
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +238,13 @@ _DECORATOR_KINDS: dict[str, FuncKind] = {
 }
 
 
+def _odd_breaks(text: str) -> bool:
+    """Whether ``str.splitlines`` would break ``text`` where Python does not."""
+    if text.isascii():  # a few searches for single characters beat the regular expression
+        return any(c in text for c in _ASCII_ODD_BREAKS)
+    return _ODD_BREAKS.search(text) is not None
+
+
 def _line_segment(node: ast.AST, module: Module) -> str | None:
     """``module.segment(node)[:200]`` for a node on one ASCII line, without splitting the
     whole file into lines of bytes (None: ask the module)."""
@@ -249,7 +257,7 @@ def _line_segment(node: ast.AST, module: Module) -> str | None:
     tree = module.tree.__dict__
     lines = tree.get(_LINES)
     if lines is None:
-        lines = [] if _ODD_BREAKS.search(module.text) else module.text.splitlines(keepends=True)
+        lines = [] if _odd_breaks(module.text) else module.text.splitlines(keepends=True)
         tree[_LINES] = lines
     if not 0 < line <= len(lines):
         return None

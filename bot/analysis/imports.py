@@ -22,22 +22,29 @@ class Import:
 
 
 _IMPORTS = (ast.Import, ast.ImportFrom)
-_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Pass, ast.Raise,
-           ast.Assert, ast.Delete, ast.Global, ast.Nonlocal, ast.Break, ast.Continue)
+# the statement lists each compound statement holds (simple statements hold none)
+_INNER: dict[type[ast.AST], tuple[str, ...]] = {
+    ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.ClassDef: ("body",),
+    ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.TryStar: ("body", "handlers", "orelse", "finalbody"),
+    ast.ExceptHandler: ("body",), ast.Match: ("cases",), ast.match_case: ("body",),
+}
 
 
 def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
     """Every import statement, into compound statements but not into expressions (cheap)."""
-    stack = list(reversed(body))
+    stack: list[ast.AST] = list(reversed(body))
     while stack:
         stmt = stack.pop()
         if isinstance(stmt, _IMPORTS):
             yield stmt
-        elif not isinstance(stmt, _SIMPLE):
-            for attr in ("body", "orelse", "finalbody", "handlers", "cases"):
-                inner = getattr(stmt, attr, None)
-                if inner:
-                    stack.extend(reversed(inner))
+            continue
+        for attr in _INNER.get(type(stmt), ()):
+            inner = getattr(stmt, attr)
+            if inner:
+                stack.extend(reversed(inner))
 
 
 def _module_files(parts: Sequence[str]) -> list[str]:
