@@ -185,12 +185,21 @@ class Sources:
         return parse_python(path, text)
 
 
+# Warnings the parser gives about a repository's code (an odd escape, `1if x`) are not this
+# program's business. The parser files them under the module named by the file name it was
+# given, so every file is parsed under a name in a folder of its own, and one filter, set
+# once, silences them all: no per-file `catch_warnings`, which costs time and changes the
+# process-wide filters under other threads' feet.
+_PARSED_AS = "<rocmbot-parse>/"
+_QUIET = ("ignore", None, Warning, re.compile(re.escape(_PARSED_AS)), 0)
+
+
 def parse_python(path: str, text: str) -> Module | Unreadable:
     """Parse Python source; never raises, whatever the text."""
+    if _QUIET not in warnings.filters:  # set once; again if something reset the filters
+        warnings.filterwarnings("ignore", module=re.escape(_PARSED_AS))
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not our business
-            tree = ast.parse(text, filename=path)
+        tree = ast.parse(text, filename=_PARSED_AS + path)
     except SyntaxError as exc:
         detail = exc.msg or "invalid syntax"
         return Unreadable(path, exc.lineno, f"does not parse: {detail}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,3 +76,14 @@ def test_a_file_gone_by_the_time_it_is_read_is_absent(tmp_path: Path) -> None:
     sources = Sources(_Vanishing(_folder(tmp_path, {"a.py": "x = 1\n"})))
     assert sources.text("a.py") is None
     assert sources.module("a.py") is None
+
+
+def test_parser_warnings_about_repository_code_are_silenced_and_no_others() -> None:
+    odd = 'x = "\\d"\nif 1if 1 else 2:\n    pass\n'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.resetwarnings()  # as a host might: the filter comes back on the next parse
+        warnings.simplefilter("always")
+        assert isinstance(parse_python("tests/test_odd.py", odd), Module)
+        assert caught == []
+        ast.parse('x = "\\d"', filename="elsewhere.py")
+        assert [type(w.message) for w in caught] == [DeprecationWarning]
