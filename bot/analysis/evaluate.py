@@ -91,6 +91,7 @@ _NAMED = "_rocmbot_named"
 _CHUNK = "_rocmbot_chunk"
 _PARAMS = "_rocmbot_params"
 _LINES = "_rocmbot_lines"  # on a module's tree: its lines, when they can be split simply
+_YIELDS = "_rocmbot_yields"  # on a module's tree: whether "yield" is anywhere in its text
 # line breaks other than \r and \n (str.splitlines() splits there, the parser does not)
 _ODD_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _ASCII_ODD_BREAKS = "\x0b\x0c\x1c\x1d\x1e"
@@ -2045,7 +2046,10 @@ class Interpreter:
         found = node.__dict__.get(_GENERATOR)
         if found is None:
             found = False
-            if "yield" not in module.text:  # no yield anywhere in the file's source
+            yields = module.tree.__dict__.get(_YIELDS)
+            if yields is None:
+                yields = module.tree.__dict__[_YIELDS] = "yield" in module.text
+            if not yields:  # no yield anywhere in the file's source
                 setattr(node, _GENERATOR, False)
                 return False
             stack: list[ast.AST] = list(node.body)
