@@ -65,7 +65,9 @@ def prose(text: str) -> str:
 
 
 def _html_inline(text: str) -> str:
-    text = html.escape(" ".join(str(text).split()), quote=True).replace("@", "@" + _ZERO_WIDTH)
+    # Whitespace is collapsed, never stripped: this text sits between code elements, and
+    # the spaces around them are part of the sentence.
+    text = html.escape(re.sub(r"\s+", " ", str(text)), quote=True).replace("@", "@" + _ZERO_WIDTH)
     text = _REFERENCE.sub(rf"\1{_ZERO_WIDTH}", text)
     return re.sub(r"(https?|ftp|mailto|www)([:.])", rf"\1{_ZERO_WIDTH}\2", text, flags=re.IGNORECASE)
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from bot.analysis.findings import Severity, finding
 from bot.analysis.report import Report, Selected, Table, TestEntry
 from bot.formats import FORMATS, github_actions, markdown, sarif, text
-from bot.formats.escape import code, inline, prose
+from bot.formats.escape import code, html_prose, inline, prose
 
 HOSTILE = "@octocat <img src=x onerror=alert(1)> [click](https://evil.example) `x` #12 **b** | c"
 
@@ -114,6 +114,16 @@ def test_code_spans_hold_backticks() -> None:
     assert code("a`b") == "``a`b``"
     assert code("`x") == "`` `x ``"
     assert prose("use `x=1` now") == "use `x=1` now"
+
+
+def test_html_prose_keeps_the_spaces_around_code_elements() -> None:
+    assert html_prose("Launches of `tests/test_a.py` (rocm,  stage-a)") == (
+        "Launches of <code>tests/test_a.py</code> (rocm, stage-a)")
+    assert html_prose("  `a`  and `b` ") == "<code>a</code> and <code>b</code>"
+    report = _report()
+    report.tables = [Table("Dependency pins: `rocm` group (ROCm image)", ("package",), (("numba",),))]
+    assert "<details><summary>Dependency pins: <code>rocm</code> group (ROCm image)</summary>" in (
+        markdown.render(report))
 
 
 def test_text_format_names_rules_and_fixes() -> None:
