@@ -26,7 +26,6 @@ from config.repo import (
     CONFIG_PATHS,
     DEFAULT_SOURCE,
     LoadedConfig,
-    RepoConfig,
     default_data,
     defaults,
     parse_config,
@@ -308,7 +307,7 @@ def _analyze(base: Tree, head: Tree, loaded: LoadedConfig | None,
         head_snap.limit_tests(changes)
         base_snap.limit_tests(changes)
     run = _Analysis(head_snap, base_snap, changes)
-    touched = _touches_pins(loaded.config, changes)
+    touched = _touches_pins(head_snap, changes)
     pin = pins.analyze_pins(head_snap, changes) if touched else pins.PinOutcome()
     run.environment = set(pin.environment)
     entries: list[TestEntry] = []
@@ -348,13 +347,20 @@ _PIN_FILE = re.compile(r"(^|/)(Dockerfile[^/]*|[^/]*\.dockerfile|[^/]*\.ya?ml|[^
                        re.IGNORECASE)
 
 
-def _touches_pins(config: RepoConfig, changes: set[str]) -> bool:
+def _touches_pins(snap: Snapshot, changes: set[str]) -> bool:
     """Whether any changed file could belong to a pin group (a Dockerfile, a workflow or
     requirements file, or a configured group's file); if none does, no pin finding can be
-    reported and no environment changed."""
-    globs = [g for group in config.pins.groups.values()
+    reported and no environment changed.
+
+    A requirements file joins a group by being installed (`pip install -r docker/rocm.lock`),
+    whatever its name: a changed file the names do not tell about, unless it is Python
+    source, is looked for among the groups' files."""
+    globs = [g for group in snap.config.pins.groups.values()
              for g in (*group.dockerfiles, *group.workflows, *group.requirements)]
-    return any(_PIN_FILE.search(p) or any(match(g, p) for g in globs) for p in changes)
+    if any(_PIN_FILE.search(p) or any(match(g, p) for g in globs) for p in changes):
+        return True
+    others = {p for p in changes if not p.endswith((".py", ".pyi"))}
+    return bool(others) and not others.isdisjoint(pins.group_files(snap))
 
 
 def _reaches_other_tests(snap: Snapshot, changes: set[str]) -> bool:
@@ -368,7 +374,7 @@ def _reaches_other_tests(snap: Snapshot, changes: set[str]) -> bool:
             return True
         if path in CONFIG_PATHS or _PIN_FILE.search(path):
             return True
-    return False
+    return _touches_pins(snap, changes)
 
 
 def audit(tree: Tree, *, loaded: LoadedConfig | None = None, jobs: int = 1) -> Report:

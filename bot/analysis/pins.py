@@ -959,6 +959,12 @@ def analyze_pins(snapshot: Snapshot, changed: Collection[str] | None) -> PinOutc
     return PinOutcome(findings, environment, tables)
 
 
+def group_files(snapshot: Snapshot) -> frozenset[str]:
+    """Every file of every pin group: Dockerfiles, workflows and the requirements files they
+    install, whatever those are named."""
+    return frozenset(p for g in _analysis(snapshot).groups for p in g.files)
+
+
 def describe_groups(snapshot: Snapshot) -> list[dict[str, object]]:
     """The pin groups (configured or inferred) as plain data, for `rocmbot config`."""
     analysis = _analysis(snapshot)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.analysis import pins
 from bot.analysis.engine import analyze, audit
 from bot.analysis.report import Report, TestEntry
 from bot.analysis.tree import GitRepository
@@ -128,3 +129,63 @@ def test_a_requirements_file_the_rocm_image_installs_is_part_of_the_environment(
     assert (rocm.change, rocm.tier) == ("affected", "environment")
     assert [(s.path, s.tier) for s in report.selected] == [(ROCM_TEST, "environment")]
     assert _pins(report) == []  # the missing `numba` is not in the changed file
+
+
+LOCK_FILES = {
+    **FILES,
+    "docker/Dockerfile.rocm": (
+        "FROM rocm/sgl-dev:latest\n"
+        "COPY docker/rocm.lock /tmp/rocm.lock\n"
+        "RUN pip install -r /tmp/rocm.lock \"numba==0.65.1\"\n"
+    ),
+    "docker/rocm.lock": "polars\nzstandard\n",
+}
+
+
+@pytest.mark.parametrize("full", [True, False])
+def test_a_requirements_file_of_any_name_the_rocm_image_installs_is_part_of_the_environment(
+    git_repo: GitRepo, full: bool,
+) -> None:
+    git_repo.write_all(LOCK_FILES)
+    base = git_repo.commit("base")
+    git_repo.write("docker/rocm.lock", "polars\nzstandard\nnumba==0.64.0\n")
+    head = git_repo.commit()
+    with GitRepository(git_repo.root) as git:
+        report = analyze(git.tree(base), git.tree(head), full=full)
+    rocm = _entry(report, ROCM_TEST)
+    assert (rocm.change, rocm.tier) == ("affected", "environment")
+    assert rocm.reasons == ["the ROCm environment changed: `docker/rocm.lock`"]
+    assert [(s.path, s.tier) for s in report.selected] == [(ROCM_TEST, "environment")]
+    assert ("PIN005", "docker/rocm.lock", 3) in _pins(report)
+
+
+def test_a_containerfile_change_reports_the_pin_problems_it_takes_part_in(git_repo: GitRepo) -> None:
+    git_repo.write_all({
+        "Containerfile": "FROM python:3.11\nRUN pip install \"torch==2.4.0\"\n",
+        ".github/workflows/ci.yml": (
+            "jobs:\n  test:\n    steps:\n      - name: Install\n"
+            "        run: pip install \"torch==2.3.0\"\n"
+        ),
+    })
+    base = git_repo.commit("base")
+    git_repo.write("Containerfile", "FROM python:3.12\nRUN pip install \"torch==2.4.0\"\n")
+    report = _run(git_repo, base, git_repo.commit())
+    assert _pins(report) == [("PIN001", ".github/workflows/ci.yml", 5)]
+
+
+def test_a_change_of_python_files_only_never_reads_the_pin_groups(
+    repo: tuple[GitRepo, str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    git_repo, base = repo
+    git_repo.write("tests/helpers.py", "X = 1\n")
+    git_repo.write(ROCM_TEST, 'register_rocm_ci(601, "stage-b-1-gpu-mi350")\n')
+    head = git_repo.commit()
+    parsed: list[str] = []
+    monkeypatch.setattr(pins, "parse_dockerfile", lambda path, text: parsed.append(path))
+    report = _run(git_repo, base, head)
+    assert _entry(report, ROCM_TEST).change == "modified"
+    assert parsed == []
+    git_repo.write("README.md", "a repository, described again\n")
+    report = _run(git_repo, head, git_repo.commit())
+    assert parsed == ["docker/Dockerfile.rocm"]  # README.md might have been a requirements file
+    assert _pins(report) == [] and {t.change for t in report.tests} == {"unchanged"}
