@@ -2,12 +2,19 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
+from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as SarifLog
 
+from bot.analysis.engine import analyze
 from bot.analysis.findings import Severity, finding
 from bot.analysis.report import Report, Selected, Table, TestEntry
+from bot.analysis.tree import GitRepository
+from bot.demo import build_example
 from bot.formats import FORMATS, github_actions, markdown, sarif, text
 from bot.formats.escape import code, html_prose, inline, prose
 
@@ -174,6 +181,25 @@ def test_sarif_is_2_1_0_with_rules_and_locations() -> None:
         r["ruleIndex"] == [x["id"] for x in run["tool"]["driver"]["rules"]].index(r["ruleId"])
         for r in run["results"]
     )
+
+
+def test_sarif_follows_the_2_1_0_schema_and_what_code_scanning_accepts(tmp_path: Path) -> None:
+    base, head = build_example(tmp_path / "repo")
+    with GitRepository(tmp_path / "repo") as repo:
+        report = analyze(repo.tree(base), repo.tree(head))
+    assert report.findings
+    doc = json.loads(sarif.render(report))
+    SarifLog.model_validate(doc)  # the schema's every object; unknown properties are refused
+    SarifLog.model_validate(json.loads(sarif.render(_report())))
+    # Code scanning refuses a whole upload when one result has no file to show it in.
+    for result in doc["runs"][0]["results"]:
+        (location,) = result["locations"]
+        physical = location["physicalLocation"]
+        assert physical["artifactLocation"]["uri"] == "tests/e2e/megatron/test_qwen35_moe.py"
+        assert physical["region"]["startLine"] >= 1
+    doc["runs"][0]["results"][0]["level"] = "fatal"
+    with pytest.raises(ValidationError):
+        SarifLog.model_validate(doc)
 
 
 def test_empty_report_renders_quietly() -> None:
