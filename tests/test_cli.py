@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bot.cli import main
 from bot.demo import build_example
@@ -153,3 +156,23 @@ def test_console_script_runs() -> None:
         [sys.executable, "-m", "bot.cli", "--version"], capture_output=True, text=True, check=False
     )
     assert proc.returncode == 0 and proc.stdout.startswith("rocmbot ")
+
+
+def test_the_pre_commit_hook_audits_the_files_as_they_are(
+    example: tuple[Path, str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project = Path(__file__).resolve().parents[1]
+    (hook,) = yaml.safe_load((project / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert hook["id"] == "rocmbot-audit" and f"- id: {hook['id']}" in (project / "README.md").read_text()
+    assert (hook["language"], hook["pass_filenames"], hook["always_run"]) == ("python", False, True)
+    command, *args = shlex.split(hook["entry"])
+    scripts = tomllib.loads((project / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts[command] == "bot.cli:main"
+    root, _, _ = example
+    monkeypatch.chdir(root)
+    assert main(args) == 1  # the head's PAR002 fails the commit
+    assert "error PAR002" in capsys.readouterr().out
+    test = root / "tests/e2e/megatron/test_qwen35_moe.py"
+    test.write_text(test.read_text().replace("ep_size=4", "ep_size=2"))  # fixed, not committed
+    assert main(args) == 0
+    assert capsys.readouterr().out.startswith("rocmbot audit working tree: no findings")
