@@ -133,6 +133,25 @@ def test_config_shows_sources_and_problems(git_repo: GitRepo, capsys: pytest.Cap
     assert "# CFG001 suite (line 2): unknown key; did you mean `suites`?" in out
 
 
+def test_config_shows_the_pin_groups_it_inferred(
+    example: tuple[Path, str, str], capsys: pytest.CaptureFixture[str],
+) -> None:
+    root, _, _ = example
+    assert main(["config", "--repo", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# effective configuration (no .github/rocmbot.yml: all defaults)\n")
+    groups = yaml.safe_load(out.split("# dependency-pin groups (what PIN001..PIN006 compare)\n")[1])
+    assert groups["pin_groups"] == [
+        {"name": "rocm", "source": "inferred", "rocm": True,
+         "dockerfiles": ["docker/Dockerfile.rocm"], "workflows": [".github/workflows/_run-ci-rocm.yml"],
+         "requirements": [],
+         "install_paths": ["_run-ci-rocm.yml / test / Install (full)",
+                           "_run-ci-rocm.yml / test / Install (miles only)"]},
+        {"name": "default", "source": "inferred", "rocm": False, "dockerfiles": [],
+         "workflows": [".github/workflows/pr-test.yml"], "requirements": [], "install_paths": []},
+    ]
+
+
 def test_demo_analyses_the_example_pr(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["demo", "--format", "text", "--dir", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out
