@@ -91,6 +91,10 @@ def test_a_pin_problem_is_reported_when_one_of_its_places_changed(
     git_repo.write(WORKFLOW_PATH, WORKFLOW.replace("name: ROCm CI", "name: ROCm CI (PR)"))
     report = _run(git_repo, base, git_repo.commit())
     assert _pins(report) == [("PIN003", WORKFLOW_PATH, 18)]
+    rocm = _entry(report, ROCM_TEST)  # a ROCm workflow is part of the environment too
+    assert (rocm.change, rocm.tier, rocm.reasons) == (
+        "affected", "environment", [f"the ROCm environment changed: `{WORKFLOW_PATH}`"])
+    assert _entry(report, CUDA_TEST).change == "unchanged"
     (finding,) = [f for f in report.findings if f.rule == "PIN003"]
     assert finding.fix == 'add `"numba==0.65.1"` to the step `Install (miles only)`, line 18'
     (table,) = [t for t in report.tables if t.title.startswith("Dependency pins")]
