@@ -758,7 +758,7 @@ class _Group:
         kinds = {ref.location.kind, o.location.kind}
         found = self.occurrences[name]
         places = f" (all places: {_places(found)})" if len(found) > 2 else ""
-        fix = f'use `"{ref.spec.requirement}"` at line {o.line}, as {_where(ref)} does'
+        fix = f'use `"{ref.spec.requirement}"` {_at(o)}, as {_where(ref)} does'
         if o.spec.pin is not None:
             if same_pin(ref.spec, o.spec):
                 return
@@ -787,7 +787,7 @@ class _Group:
                 f"`{name}` is installed {how} at {_where(o)} but pinned to "
                 f"{_pin_text(ref.spec)} at {_where(ref)}{places}."
             )
-            fix = f'pin it here too: `"{ref.spec.requirement}"` at line {o.line}'
+            fix = f'pin it here too: `"{ref.spec.requirement}"` {_at(o)}'
         self._emit(rule_id, o.location.path, o.line, name, message, fix, ref.location.path)
 
     # -- the matrix ------------------------------------------------------------------------
@@ -846,6 +846,13 @@ def _where(o: Occurrence) -> str:
     if o.location.kind == "workflow":
         return f"step `{o.location.step}` (`{o.location.path}:{o.line}`)"
     return f"`{o.location.path}:{o.line}`"
+
+
+def _at(o: Occurrence) -> str:
+    """Where a fix edits: a workflow's step by its name and line, another file by its line."""
+    if o.location.kind == "workflow":
+        return f"in the step `{o.location.step}`, line {o.line}"
+    return f"at line {o.line}"
 
 
 def _places(found: list[Occurrence]) -> str:

@@ -105,7 +105,8 @@ def test_different_versions_are_pin001(tmp_path: Path) -> None:
     assert (hit.path, hit.line, hit.severity) == (".github/workflows/ci-rocm.yml", 11, Severity.ERROR)
     assert "`0.64.0`" in hit.message and "`0.65.1`" in hit.message
     assert "step `Install`" in hit.message
-    assert hit.fix is not None and '"numba==0.65.1"' in hit.fix
+    assert hit.fix == (
+        'use `"numba==0.65.1"` in the step `Install`, line 11, as `docker/Dockerfile.rocm:3` does')
     assert found(snap) == [("PIN001", ".github/workflows/ci-rocm.yml", 11)]
 
 
@@ -126,6 +127,10 @@ def test_pinned_in_the_image_unpinned_in_the_workflow_is_pin002(tmp_path: Path) 
     messages = [f.message for f in analyze_pins(snap, None).findings]
     assert any("unpinned" in m for m in messages)
     assert any("as `>=0.60`" in m for m in messages)
+    assert [f.fix for f in analyze_pins(snap, None).findings] == [
+        'pin it here too: `"numba==0.65.1"` in the step `Install`, line 12',
+        'pin it here too: `"numba==0.65.1"` in the step `Install`, line 13',
+    ]
 
 
 def test_the_workflow_pins_something_the_image_never_installs_is_pin004(tmp_path: Path) -> None:
@@ -188,6 +193,9 @@ def test_requirements_drift_is_pin005(tmp_path: Path) -> None:
     assert "installed unpinned" in hits[10].message
     assert "requirements-rocm.txt:3" in hits[10].message
     assert "excludes `1.0.5`" in hits[4].message
+    assert hits[10].fix == ('pin it here too: `"zstandard==0.23.0"` in the step '
+                            '`Run pip install zstandard "polars==1.2"`, line 10')
+    assert hits[2].fix == 'use `"numba==0.65.1"` at line 2, as `docker/Dockerfile.rocm:4` does'
 
 
 def test_a_requirements_file_only_a_workflow_installs_ranks_after_the_workflow(
