@@ -60,14 +60,15 @@ class RocmRuns:
     # what to run -----------------------------------------------------------
 
     def _head_tests(self) -> list[SelectedTest]:
-        """Every enabled ROCm test of the per-PR suites at the head (for `/run-amd all`)."""
+        """Every enabled ROCm test of the per-PR suites at the head, nightly ones aside (for
+        `/run-amd all`)."""
         report = audit(GitHubTree(self.gh, self.repo, self.pr.head_sha), loaded=self.loaded)
         out = []
         for t in report.tests:
             if t.backend != "rocm" or t.disabled is not None or t.suite is None:
                 continue
             suite = self.config.suites.get(t.suite)
-            if (suite is not None and not suite.per_pr) or t.suite.startswith("nightly-"):
+            if (suite is not None and not suite.per_pr) or t.nightly:
                 continue
             out.append(SelectedTest(t.path, t.suite, t.est_time, t.gpus, "direct"))
         return out
@@ -88,7 +89,8 @@ class RocmRuns:
                 hint = " (did you mean `/run-amd cancel`?)" if clean in ("canel", "cancle") else ""
                 problems.append(f"{code(clean)} is not a file at the head{hint}")
             else:
-                problems.append(f"{code(clean)} has no enabled ROCm marker in a per-PR suite")
+                problems.append(f"{code(clean)} has no enabled ROCm marker that runs on PRs "
+                                "(a per-PR suite, not nightly)")
         return tests, problems
 
     # budgets and approvals ---------------------------------------------------

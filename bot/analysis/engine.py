@@ -82,7 +82,7 @@ def _entry(marker: Marker, gpus: int | None, change: Change, reasons: list[str])
     return TestEntry(
         path=marker.path, line=marker.line, func=marker.func, backend=marker.backend,
         suite=marker.suite, gpus=gpus, est_time=marker.est_time, disabled=marker.disabled,
-        change=change, reasons=reasons,
+        change=change, reasons=reasons, nightly=marker.is_nightly,
     )
 
 
@@ -208,7 +208,7 @@ def _select(config_select_nightly: bool, run: _Analysis, entries: list[TestEntry
         suite = config.suites.get(e.suite)
         if suite is not None and not suite.per_pr:
             continue
-        if e.suite.startswith("nightly-") and not config_select_nightly:
+        if e.nightly and not config_select_nightly:
             continue
         out.append(Selected(e.path, e.suite, e.est_time, e.tier, e.gpus))
     return out

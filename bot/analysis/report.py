@@ -39,6 +39,7 @@ class TestEntry:
     change: Change
     reasons: list[str] = field(default_factory=list)
     tier: Tier | None = None  # why the file is in scope, when it is
+    nightly: bool = False  # run by the nightly CI only (`nightly=True`, or a `nightly-` suite)
 
     def as_json(self) -> dict[str, object]:
         return {

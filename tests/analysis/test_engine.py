@@ -167,14 +167,19 @@ def test_nightly_and_off_pr_suites_are_not_selected_unless_configured(git_repo: 
     base = git_repo.commit()
     git_repo.write("tests/test_a.py", 'register_rocm_ci(60, "nightly-1-gpu-mi350")\n')
     git_repo.write("tests/test_b.py", 'register_rocm_ci(60, "stage-b-1-gpu-mi350")\n')
+    # sglang's nightly=True: run by the nightly CI only, whatever the suite
+    git_repo.write("tests/test_c.py", 'register_rocm_ci(60, "stage-c-1-gpu-mi350", nightly=True)\n')
+    git_repo.write(".github/workflows/ci.yml",
+                   "run: --suite stage-b-1-gpu-mi350 --suite stage-c-1-gpu-mi350\n")
     report = _run(git_repo, base, git_repo.commit())
-    assert [t.change for t in report.tests] == ["added", "added"]
+    assert [t.change for t in report.tests] == ["added", "added", "added"]
     assert report.selected == []
     git_repo.write(".github/rocmbot.yml", "select_nightly: true\n")
     base = git_repo.commit()
     git_repo.write("tests/test_a.py", 'register_rocm_ci(61, "nightly-1-gpu-mi350")\n')
+    git_repo.write("tests/test_c.py", 'register_rocm_ci(61, "stage-c-1-gpu-mi350", nightly=True)\n')
     report = _run(git_repo, base, git_repo.commit())
-    assert [s.path for s in report.selected] == ["tests/test_a.py"]
+    assert [s.path for s in report.selected] == ["tests/test_a.py", "tests/test_c.py"]
 
 
 def test_policy_is_read_from_the_base_not_the_head(git_repo: GitRepo) -> None:
