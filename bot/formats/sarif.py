@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from bot import __version__
-from bot.analysis.findings import RULES, Severity
+from bot.analysis.findings import RULES, Finding, Severity
 from bot.analysis.report import Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _fingerprint(f: Finding) -> str:
+    """What tells one finding from every other, whatever line it moves to: two launches of
+    one test line (its CUDA and its ROCm marker) differ only in their details."""
+    whole = "\0".join([f.rule, f.path or "", f.test or "", f.message, *f.details, f.fix or ""])
+    return f"{f.rule}:{hashlib.sha256(whole.encode()).hexdigest()[:32]}"
 
 
 def render(report: Report) -> str:
@@ -42,9 +50,7 @@ def render(report: Report) -> str:
             if f.line:
                 location["region"] = {"startLine": f.line}
             result["locations"] = [{"physicalLocation": location}]
-        result["partialFingerprints"] = {
-            "rocmbot/v1": f"{f.rule}:{f.path}:{f.test}:{f.message}",
-        }
+        result["partialFingerprints"] = {"rocmbot/v2": _fingerprint(f)}
         results.append(result)
     run: dict[str, object] = {
         "tool": {"driver": {

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as SarifLog
 
 from bot.analysis.engine import analyze
-from bot.analysis.findings import Severity, finding
+from bot.analysis.findings import Finding, Severity, finding
 from bot.analysis.report import Report, Selected, Table, TestEntry
 from bot.analysis.tree import GitRepository
 from bot.demo import build_example
@@ -200,6 +200,20 @@ def test_sarif_follows_the_2_1_0_schema_and_what_code_scanning_accepts(tmp_path:
     doc["runs"][0]["results"][0]["level"] = "fatal"
     with pytest.raises(ValidationError):
         SarifLog.model_validate(doc)
+
+
+def test_sarif_fingerprints_tell_apart_findings_that_differ_only_in_details() -> None:
+    first = finding("PAR002", "t.py", 3, "W=4 is not divisible.", test="t.py", details=("cuda",))
+    other = finding("PAR002", "t.py", 3, "W=4 is not divisible.", test="t.py", details=("rocm",))
+    moved = finding("PAR002", "t.py", 9, "W=4 is not divisible.", test="t.py", details=("cuda",))
+
+    def prints(*findings: Finding) -> list[str]:
+        doc = json.loads(sarif.render(Report("audit", None, "b" * 40, [], [], list(findings))))
+        return [r["partialFingerprints"]["rocmbot/v2"] for r in doc["runs"][0]["results"]]
+
+    a, b = prints(first, other)
+    assert a != b and a.startswith("PAR002:")
+    assert prints(moved) == [a]  # the same finding on another line keeps its alert
 
 
 def test_empty_report_renders_quietly() -> None:
