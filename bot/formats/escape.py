@@ -37,8 +37,9 @@ def code(text: str) -> str:
 
 
 def cell(text: str) -> str:
-    """A table cell: like ``inline``, and never more than one line."""
-    return inline(str(text).strip()) or " "
+    """A table cell: like ``prose`` (`backticked` parts as code), one line, and no bare `|`:
+    GitHub ends a cell at one even inside a code span, unless it is escaped."""
+    return re.sub(r"(?<!\\)\|", r"\\|", prose(str(text).strip())) or " "
 
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")

@@ -7,7 +7,7 @@ import re
 from bot.analysis.findings import Severity
 from bot.analysis.report import Report, Table, TestEntry
 from bot.formats.common import ICON, gpu_minutes, headline, minutes, short
-from bot.formats.escape import cell, code, html_prose, inline, prose
+from bot.formats.escape import cell, code, html_prose, prose
 
 MAX_ROWS = 100  # a comment holds 65,536 characters; long lists are cut with a count
 
@@ -44,7 +44,7 @@ def _extra_table(table: Table) -> list[str]:
     out = ["", f"<details><summary>{html_prose(table.title)}</summary>", ""]
     out.extend(grid([cell(h) for h in table.header], [[cell(c) for c in r] for r in table.rows]))
     if table.note:
-        out.extend(["", inline(table.note)])
+        out.extend(["", prose(table.note)])
     out.extend(["", "</details>"])
     return out
 

@@ -16,7 +16,7 @@ from bot.analysis.report import Report, Selected, Table, TestEntry
 from bot.analysis.tree import GitRepository
 from bot.demo import build_example
 from bot.formats import FORMATS, github_actions, markdown, sarif, text
-from bot.formats.escape import code, html_prose, inline, prose
+from bot.formats.escape import cell, code, html_prose, inline, prose
 
 HOSTILE = "@octocat <img src=x onerror=alert(1)> [click](https://evil.example) `x` #12 **b** | c"
 
@@ -222,3 +222,13 @@ def test_empty_report_renders_quietly() -> None:
     assert "ROCm runs `/run-amd` would dispatch**: none." in markdown.render(report)
     assert "ROCm runs to dispatch: none" in text.render(report)
     assert markdown.render(report).startswith("### ✅ rocmbot: no findings")
+
+
+def test_table_cells_keep_code_spans_and_never_split_on_a_pipe() -> None:
+    assert cell("==0.65.1 (via `docker/requirements.txt`)").endswith("(via `docker/requirements.txt`\\)")
+    assert cell("`a|b` c|d") == "`a\\|b` c\\|d"
+    assert cell("  ") == " "
+    table = Table("t", ("spec",), (("x (via `r.txt`)",),), note="`?`: not determined statically")
+    rendered = markdown.render(Report("audit", None, "b" * 40, [], [], [], [table]))
+    assert "| x \\(via `r.txt`\\) |" in rendered
+    assert "\n`?`: not determined statically" in rendered
