@@ -47,6 +47,16 @@ def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.Import | ast.ImportFro
                 stack.extend(reversed(inner))
 
 
+def _all_imports(module: Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement of a module. Each one holds the word `import`: when the text
+    holds it no more often than the top level has import statements, there are no others,
+    and the walk into function bodies is skipped."""
+    top = [stmt for stmt in module.tree.body if isinstance(stmt, _IMPORTS)]
+    if module.text.count("import") <= len(top):
+        return iter(top)
+    return _statements(module.tree.body)
+
+
 def _module_files(parts: Sequence[str]) -> list[str]:
     base = "/".join(parts)
     return [f"{base}.py", f"{base}/__init__.py"] if base else []
@@ -114,7 +124,7 @@ class ImportGraph:
 
     def _read(self, module: Module) -> tuple[Import, ...]:
         found: list[Import] = []
-        for stmt in _statements(module.tree.body):
+        for stmt in _all_imports(module):
             candidates = self._candidates(module.path, stmt)
             exists = self._existing.get(candidates)
             if exists is None:

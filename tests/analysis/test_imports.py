@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.analysis.imports import ImportGraph, import_candidates
-from bot.analysis.source import Sources
+from bot.analysis.imports import ImportGraph, _all_imports, _statements, import_candidates
+from bot.analysis.source import Module, Sources, parse_python
 from bot.analysis.tree import FolderTree
 
 
@@ -98,3 +98,19 @@ def test_a_package_importing_its_own_submodule_does_not_load_itself(tmp_path: Pa
     assert "pkg/__init__.py" in only.candidates
     assert only.found == ("pkg/sub.py",)
     assert graph.closure("pkg/__init__.py")[0] == ("pkg/sub.py",)
+
+
+@pytest.mark.parametrize("source", [
+    "import os\nfrom a import b\n",
+    "import os\ndef f():\n    import json\n",
+    "if x: import y\n",
+    "x = 'import'\nimport os\n",
+    "try:\n    from .import x\nexcept ImportError:\n    x = None\n",
+    "class C:\n    import os as o\n",
+])
+def test_the_shortcut_for_top_level_imports_finds_every_import(source: str) -> None:
+    module = parse_python("pkg/t.py", source)
+    assert isinstance(module, Module)
+    every = [ast.dump(n) for n in _statements(module.tree.body)]
+    assert [ast.dump(n) for n in _all_imports(module)] == every
+    assert every  # each source holds an import somewhere
