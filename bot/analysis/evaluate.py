@@ -188,6 +188,29 @@ class ModuleState:
         return self._record
 
 
+class _Deferred(Value):
+    """A container of literals bound at the top level of the file being run (a table of
+    expected metrics, say), evaluated when first read. Nothing it holds can depend on
+    anything, so reading it later gives what reading it at once would have: a file whose
+    launch never reads it does not pay for building it (see Interpreter._s_assign)."""
+
+    __slots__ = ("node", "scope")
+
+    def __init__(self, node: ast.expr, scope: Scope) -> None:
+        self.node = node
+        self.scope = scope
+
+
+def _literal_display(node: ast.expr) -> bool:
+    """A list, tuple, set or dict display of literals, nested or not."""
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return all(_is_literal(e) or _literal_display(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and (_is_literal(k) or _literal_display(k)) for k in node.keys) and \
+            all(_is_literal(v) or _literal_display(v) for v in node.values)
+    return False
+
+
 class _Params:
     """A function's parameter names (worked out once per function node)."""
 
@@ -518,7 +541,15 @@ class Interpreter:
     def module_globals(self, path: str) -> dict[str, Value]:
         """The variables of a module evaluated so far (``"__main__"``: the last test run)."""
         if path == "__main__" or (self.main is not None and path == self.main.path):
-            return self.main.globals if self.main is not None else {}
+            if self.main is None:
+                return {}
+            try:
+                self._realize_all(self.main.globals)
+            except (_Budget, RecursionError):  # past the run's limit: what is left is unknown
+                for name, value in list(self.main.globals.items()):
+                    if type(value) is _Deferred:
+                        self.main.globals[name] = Unknown(name)
+            return self.main.globals
         state = self._modules.get(path)
         return state.globals if state is not None else {}
 
@@ -873,6 +904,12 @@ class Interpreter:
         return "" if node is self._discard else self._segment(node, scope)
 
     def _s_assign(self, node: ast.Assign, scope: Scope) -> None:
+        target = node.targets[0]
+        if len(node.targets) == 1 and type(target) is ast.Name and scope.module is self.main and \
+                scope.vars is scope.module.globals and not self.guards and \
+                _literal_display(node.value):
+            scope_set(scope, target.id, _Deferred(node.value, scope))
+            return
         value = self.eval(node.value, scope)
         for target in node.targets:
             self._assign(target, value, scope, node.value)
@@ -1030,6 +1067,7 @@ class Interpreter:
               node: ast.stmt) -> None:
         """Run each body on its own copy of the variables and merge what they leave."""
         live = scope.vars
+        self._realize_all(live)  # each branch gets its own copy, made before it starts
         memo: dict[int, Value] = {}
         self._tick(len(live))
         saved = {k: clone(v, memo) for k, v in live.items()}
@@ -1496,6 +1534,8 @@ class Interpreter:
         while current is not None:
             if (not current.is_class or current is scope) and name in current.vars:
                 value = current.vars[name]
+                if type(value) is _Deferred:
+                    return self._realize(current.vars, name, value)
                 if isinstance(value, Lazy):
                     if current.vars is current.module.globals:
                         return self._resolve_global(current.module, name, value)
@@ -1508,12 +1548,31 @@ class Interpreter:
         module_vars = scope.module.globals
         if name in module_vars:
             value = module_vars[name]
+            if type(value) is _Deferred:
+                return self._realize(module_vars, name, value)
             if isinstance(value, Lazy):
                 return self._resolve_global(scope.module, name, value)
             return value
         if name in _BUILTINS:
             return Builtin(name)
         return Unknown(name, self._origin(node, scope))
+
+    def _realize(self, variables: dict[str, Value], name: str, value: _Deferred) -> Value:
+        """A deferred literal container, evaluated now (as deep in expressions as where it
+        was bound) and kept in its place."""
+        edepth, self.edepth = self.edepth, 0
+        try:
+            found = self.eval(value.node, value.scope)
+        finally:
+            self.edepth = edepth
+        if variables.get(name) is value:
+            variables[name] = found
+        return found
+
+    def _realize_all(self, variables: dict[str, Value]) -> None:
+        for name, value in list(variables.items()):
+            if type(value) is _Deferred:
+                self._realize(variables, name, value)
 
     def _resolve_global(self, state: ModuleState, name: str, value: Lazy) -> Value:
         """A module's ``from m import name`` global, looked up now and kept."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -703,3 +704,61 @@ def test_evaluate_source_of_unparsable_text() -> None:
 def test_instances_are_instances() -> None:
     interp, _ = run("from dataclasses import dataclass\n@dataclass\nclass C:\n    a: int = 1\nRESULT = C()\n")
     assert isinstance(interp.module_globals("__main__")["RESULT"], Instance)
+
+
+
+DEFERRED = '''
+import os
+
+TABLE = {"loss": (0.0, 12.0), "sizes": [2, 4, {"nested": -1}]}
+ALIAS = TABLE["sizes"]
+ALIAS.append(8)
+SIZES = (1, 2)
+UNREAD = [[0.5], {"k": (1, -2, 3)}, {7, 8}, ("a" "b",)]
+LATER = [1, 2]
+if os.environ.get("SOMETIMES"):
+    SIZES = (4, 8)
+    LATER.append(3)
+RESULT = (len(TABLE["sizes"]), TABLE["sizes"][-1], TABLE["loss"][1], f"--tp {TABLE['sizes'][0]}")
+
+
+def use():
+    global LATER
+    LATER = LATER + [9]
+    return LATER
+
+
+AFTER = use()
+'''
+
+
+@pytest.mark.parametrize("source", [DEFERRED, *(source for source, _ in CASES)])
+def test_top_level_literal_containers_read_later_give_what_reading_them_at_once_would(
+        source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.analysis import evaluate
+
+    def state() -> tuple[str, ...]:
+        interp, calls = run(source)
+        seen = repr(sorted(interp.module_globals("__main__").items())), repr(calls)
+        return tuple(re.sub(r" at 0x[0-9a-f]+", "", text) for text in seen)  # syntax tree ids
+
+    deferred = state()
+    monkeypatch.setattr(evaluate, "_literal_display", lambda node: False)
+    assert deferred == state()
+
+
+def test_a_literal_container_no_launch_reads_costs_no_steps() -> None:
+    table = "TABLE = {" + ", ".join(f'"k{n}": ({n}, {n + 1})' for n in range(50)) + "}\n"
+    read, _ = run(table + "RESULT = len(TABLE)\n")
+    unread, _ = run(table + "RESULT = 50\n")
+    assert python(read.module_globals("__main__")["RESULT"]) == 50
+    assert unread.result.steps < read.result.steps - 100
+
+
+def test_a_literal_container_keeps_the_line_it_was_set_on() -> None:
+    interp, _ = run("import os\nSIZES = [2, 4]\nRESULT = f'--tensor-model-parallel-size {SIZES[1]}'\n")
+    result = interp.module_globals("__main__")["RESULT"]
+    assert isinstance(result, Text)
+    assert [(p.text, p.origin.line if p.origin else None) for p in result.parts
+            if isinstance(p, Chunk)] == [("--tensor-model-parallel-size ", 3), ("4", 2)]
+    assert len(result.parts) == 2
