@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Literal
 
@@ -137,11 +137,17 @@ class RepoConfig(Model):
         entry = self.suites.get(suite)
         if entry is not None and entry.gpus is not None:
             return entry.gpus
-        found = _GPU_IN_NAME.search(suite)
-        return int(found.group(1)) if found else None
+        return _gpus_in_name(suite)
 
 
 _GPU_IN_NAME = re.compile(r"-(\d{1,4})-gpu(?:-|$)")
+
+
+@lru_cache(maxsize=1024)
+def _gpus_in_name(suite: str) -> int | None:
+    """The GPU count a suite's name gives (asked for every marker, of a few suites)."""
+    found = _GPU_IN_NAME.search(suite)
+    return int(found.group(1)) if found else None
 
 
 @cache
