@@ -9,9 +9,10 @@ import time
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.store.dispatch import DispatchStore, JobOutcome
-from bot.store.schema import metadata
+from bot.store.schema import deliveries, metadata
 from bot.store.store import Store, StoreError, backoff_seconds, normalise_url
 from tests.service.helpers import comment_payload, event_of, pr_payload
 
@@ -32,6 +33,34 @@ def test_a_delivery_is_stored_once(store: Store) -> None:
     assert record.installation_id == 42 and record.head_sha == "a" * 40
     assert record.payload()["number"] == 1 and record.to_event().pr_key == "octo/miles#1"
     assert store.counts()["queued"] == 1 and store.get("nope") is None
+
+
+def test_a_delivery_is_committed_when_add_returns(store: Store) -> None:
+    """The webhook answers 202 right after storing: the row must be durable by then."""
+    other = Store(str(store.engine.url.render_as_string(hide_password=False)))
+    try:
+        for n in range(8):
+            assert _add(store, f"c{n}") is True
+            assert other.get(f"c{n}") is not None  # another connection sees it: committed
+        assert _add(store, "c0") is False
+        # The connection goes back to the pool as the rest of the store expects it: a
+        # transaction on it still rolls back.
+        with pytest.raises(RuntimeError), store.engine.begin() as conn:
+            conn.execute(deliveries.update().values(status="done"))
+            raise RuntimeError
+        assert (store.counts()["queued"], store.counts()["done"]) == (8, 0)
+    finally:
+        other.close()
+
+
+def test_a_failed_insert_is_a_store_error_and_its_connection_is_dropped(tmp_path: object) -> None:
+    db = Store(f"sqlite:///{tmp_path}/unmigrated.db")
+    payload = pr_payload(1, "a" * 40)
+    with pytest.raises(SQLAlchemyError):  # no table yet: the app answers 503
+        db.add_delivery(event_of("pull_request", "d1", payload), json.dumps(payload))
+    db.upgrade()
+    assert db.add_delivery(event_of("pull_request", "d1", payload), json.dumps(payload)) is True
+    db.close()
 
 
 def test_one_pr_is_never_claimed_twice_at_once(store: Store) -> None:
