@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from bot.app import create_app
 from bot.events import Event
@@ -113,6 +116,54 @@ def test_health_readiness_and_metrics(service: str) -> None:
     assert 'rocmbot_deliveries_total{event="pull_request",outcome="stored"} 1.0' in text
     assert 'rocmbot_deliveries_by_status{status="queued"} 1.0' in text
     assert "rocmbot_ack_seconds_bucket" in text
+
+
+def test_a_delivery_waits_for_the_write_lock_another_connection_holds(service: str, tmp_path: Path) -> None:
+    """In a thread: the event loop goes on answering meanwhile."""
+    writer = sqlite3.connect(tmp_path / "db.sqlite", isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN IMMEDIATE")
+    body, headers = signed("pull_request", "d-wait", pr_payload())
+    answers: list[httpx.Response] = []
+    sender = threading.Thread(target=lambda: answers.append(
+        httpx.post(f"{service}/webhook", content=body, headers=headers, timeout=30)))
+    sender.start()
+    time.sleep(0.2)
+    started = time.monotonic()
+    assert httpx.get(f"{service}/healthz").status_code == 200
+    assert time.monotonic() - started < 0.5 and not answers  # answered while the delivery waits
+    writer.execute("COMMIT")
+    sender.join(30)
+    assert [a.status_code for a in answers] == [202]
+    stored = writer.execute("SELECT status FROM deliveries WHERE delivery_id = 'd-wait'").fetchone()
+    assert stored == ("queued",)
+    writer.close()
+
+
+def test_sqlite_is_checkpointed_in_the_background(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr("bot.app.CHECKPOINT_SECONDS", 0.01)
+    store = Store(f"sqlite:///{tmp_path}/db.sqlite")
+    calls: list[tuple[int, int]] = []
+    checkpoint = store.checkpoint
+
+    def counted() -> tuple[int, int]:
+        if not calls:
+            calls.append((0, 0))
+            raise OperationalError("PRAGMA wal_checkpoint", None, Exception("disk I/O error"))
+        calls.append(checkpoint())
+        return calls[-1]
+
+    monkeypatch.setattr(store, "checkpoint", counted)
+    with serving(create_app(_settings(tmp_path), store=store)) as url:
+        body, headers = signed("pull_request", "d-c", pr_payload())
+        assert httpx.post(f"{url}/webhook", content=body, headers=headers).status_code == 202
+        deadline = time.monotonic() + 20
+        while not any(copied > 0 for _, copied in calls) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    store.close()
+    assert any(copied > 0 for _, copied in calls)  # the delivery's frames reached the file
+    assert any(r.message == "checkpoint failed" and "disk I/O error" in r.__dict__["error"]
+               for r in caplog.records)  # and a failed checkpoint did not stop the next ones
 
 
 def test_not_ready_until_migrated(tmp_path: Path) -> None:
