@@ -21,7 +21,8 @@ from bot.context import context_factory as default_context
 from bot.events import Event
 from bot.metrics import Metrics
 from bot.router import Router
-from bot.store.store import LoopInserter, Store, StoreError
+from bot.store.ingest import LoopInserter, loop_inserter
+from bot.store.store import Store, StoreError
 from bot.webhooks import WebhookError, metric_event, parse_delivery
 from bot.worker import ContextFactory, Worker
 from config.settings import Settings
@@ -139,7 +140,7 @@ def create_app(
         if settings.migrate_on_start:
             await anyio.to_thread.run_sync(db.upgrade)
         state["store"] = db
-        state["inserter"] = LoopInserter.for_store(db)
+        state["inserter"] = loop_inserter(db)
         metrics.watch_queue(db.counts)
         checkpoints = asyncio.create_task(_checkpoints(db)) if db.dialect == "sqlite" else None
         worker: Worker | None = None
@@ -168,7 +169,7 @@ def create_app(
                 await anyio.to_thread.run_sync(worker.stop)
             inserter = state.pop("inserter", None)
             if inserter is not None:
-                inserter.close()
+                await inserter.close()
             if own_store:
                 db.close()
             log.info("service stopped")
@@ -215,8 +216,8 @@ def create_app(
         event = Event.from_payload(delivery.event, delivery.id, delivery.payload)
         inserter: LoopInserter | None = state.get("inserter")
         try:
-            new = inserter.add(event, delivery.payload_text) if inserter is not None else None
-            if new is None:  # PostgreSQL, or SQLite's write lock is taken: wait in a thread
+            new = await inserter.add(event, delivery.payload_text) if inserter is not None else None
+            if new is None:  # SQLite's write lock is taken (or in memory): wait in a thread
                 new = await anyio.to_thread.run_sync(current_store().add_delivery, event,
                                                      delivery.payload_text)
         except SQLAlchemyError as exc:

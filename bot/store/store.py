@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -229,7 +228,7 @@ class Store:
         sql, order = self._add_stmt
         return sql, order
 
-    def _delivery_insert(self, event: Event, payload_text: str, now: float | None) -> tuple[str, Any]:
+    def delivery_insert(self, event: Event, payload_text: str, now: float | None) -> tuple[str, Any]:
         """The insert of a new delivery and its parameters, as the driver takes them."""
         now = time.time() if now is None else now
         row: dict[str, Any] = {
@@ -245,14 +244,14 @@ class Store:
     def add_delivery(self, event: Event, payload_text: str, now: float | None = None) -> bool:
         """Store a delivery unless its id is stored already; True when it is new.
 
-        The row is committed when this returns. The webhook answers only after it (on SQLite
-        after ``LoopInserter.add``, or this when that steps aside), so it is one statement in
-        autocommit on a pooled driver connection: one round trip on PostgreSQL instead of three
-        (BEGIN, INSERT, COMMIT), and none of the per-execution work of a SQLAlchemy connection.
-        A single statement is its own transaction on both databases; SQLite waits for the write
-        lock (busy timeout) as ``BEGIN IMMEDIATE`` does.
+        The row is committed when this returns. The webhook answers after this or after
+        ``bot.store.ingest``'s inserters, which run the same statement, so it is one statement
+        in autocommit on a pooled driver connection: one round trip on PostgreSQL instead of
+        three (BEGIN, INSERT, COMMIT), and none of the per-execution work of a SQLAlchemy
+        connection. A single statement is its own transaction on both databases; SQLite waits
+        for the write lock (busy timeout) as ``BEGIN IMMEDIATE`` does.
         """
-        sql, params = self._delivery_insert(event, payload_text, now)
+        sql, params = self.delivery_insert(event, payload_text, now)
         with self._driver_connection(sql, params) as driver:
             postgres = self.dialect == "postgresql"
             if postgres:  # psycopg; SQLite connections are in autocommit already (see _engine)
@@ -551,68 +550,6 @@ class Store:
             rows = conn.execute(query).all()
         return [Effect(r.key, r.kind, r.target, r.status,
                        json.loads(r.result) if r.result else None, False) for r in rows]
-
-
-class LoopInserter:
-    """SQLite: store a delivery on the calling thread, the web service's event loop, without
-    the two thread switches of handing it to a thread and back.
-
-    It has a connection of its own that never waits for the write lock (busy timeout 0:
-    ``add`` answers None instead, and the caller stores through ``Store.add_delivery`` in a
-    thread, which waits its turn) and never checkpoints (``Store.checkpoint`` does, in the
-    background). What remains is the insert, tens of microseconds, plus the sync of the log's
-    header when a write starts the log over after a checkpoint. Use it from one thread only.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._conn: Any = None
-
-    @classmethod
-    def for_store(cls, store: Store) -> LoopInserter | None:
-        """An inserter for a SQLite database file; None for PostgreSQL or an in-memory one."""
-        url = store.engine.url
-        in_memory = url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"
-        return cls(store) if store.dialect == "sqlite" and not in_memory else None
-
-    def _driver(self) -> Any:
-        if self._conn is None:
-            conn = self.store.engine.raw_connection()
-            try:
-                driver: Any = conn.driver_connection
-                driver.isolation_level = None  # each statement is its own transaction
-                driver.execute("PRAGMA busy_timeout=0")
-                driver.execute("PRAGMA wal_autocheckpoint=0")
-            except BaseException:
-                conn.invalidate()
-                conn.close()
-                raise
-            self._conn = conn
-        return self._conn.driver_connection
-
-    def add(self, event: Event, payload_text: str, now: float | None = None) -> bool | None:
-        """True: stored; False: stored already; None: another connection is writing, use
-        ``Store.add_delivery``. The row is committed when this returns."""
-        sql, params = self.store._delivery_insert(event, payload_text, now)
-        try:
-            cursor = self._driver().cursor()
-            try:
-                rows = cursor.execute(sql, params).fetchall()  # to the end: the commit
-            finally:
-                cursor.close()
-        except sqlite3.Error as exc:
-            if exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                return None
-            self.close()  # a new connection for the next delivery
-            raise DBAPIError.instance(sql, params, exc, sqlite3.Error, hide_parameters=True,
-                                      dialect=self.store.engine.dialect) from exc
-        return bool(rows)
-
-    def close(self) -> None:
-        if self._conn is not None:
-            conn, self._conn = self._conn, None
-            conn.invalidate()  # its settings are not the pool's: never hand it to anyone else
-            conn.close()
 
 
 @contextmanager

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
-import threading
 import time
-from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -16,7 +13,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.store.dispatch import DispatchStore, JobOutcome
 from bot.store.schema import deliveries, metadata
-from bot.store.store import LoopInserter, Store, StoreError, backoff_seconds, normalise_url
+from bot.store.store import Store, StoreError, backoff_seconds, normalise_url
 from tests.service.helpers import comment_payload, event_of, pr_payload
 
 
@@ -64,78 +61,6 @@ def test_a_failed_insert_is_a_store_error_and_its_connection_is_dropped(tmp_path
     db.upgrade()
     assert db.add_delivery(event_of("pull_request", "d1", payload), json.dumps(payload)) is True
     db.close()
-
-
-def test_the_loop_inserter_commits_and_steps_aside_while_another_connection_writes(
-        tmp_path: Path) -> None:
-    db = Store(f"sqlite:///{tmp_path}/loop.db")
-    db.upgrade()
-    inserter = LoopInserter.for_store(db)
-    assert inserter is not None
-    payload = pr_payload(1, "a" * 40)
-    assert inserter.add(event_of("pull_request", "d1", payload), json.dumps(payload)) is True
-    assert inserter.add(event_of("pull_request", "d1", payload), json.dumps(payload)) is False
-    other = sqlite3.connect(tmp_path / "loop.db", isolation_level=None)
-    assert other.execute("SELECT count(*) FROM deliveries").fetchone() == (1,)  # committed
-    other.execute("BEGIN IMMEDIATE")  # another writer holds the lock: no waiting on the loop
-    started = time.monotonic()
-    assert inserter.add(event_of("pull_request", "d2", payload), json.dumps(payload)) is None
-    assert time.monotonic() - started < 1
-    other.execute("COMMIT")
-    assert inserter.add(event_of("pull_request", "d2", payload), json.dumps(payload)) is True
-    # Its connection never checkpoints: the log keeps every frame until Store.checkpoint.
-    frames, copied = db.checkpoint()
-    assert frames > 0 and copied == frames
-    inserter.close()
-    other.close()
-    db.close()
-
-
-def test_a_failed_loop_insert_is_a_store_error_and_the_next_one_reconnects(tmp_path: Path) -> None:
-    db = Store(f"sqlite:///{tmp_path}/later.db")
-    inserter = LoopInserter.for_store(db)
-    assert inserter is not None
-    payload = pr_payload(1, "a" * 40)
-    with pytest.raises(SQLAlchemyError):
-        inserter.add(event_of("pull_request", "d1", payload), json.dumps(payload))
-    db.upgrade()
-    assert inserter.add(event_of("pull_request", "d1", payload), json.dumps(payload)) is True
-    inserter.close()
-    inserter.close()
-    db.close()
-
-
-def test_only_a_sqlite_file_gets_a_loop_inserter(tmp_path: Path, store: Store) -> None:
-    assert (LoopInserter.for_store(store) is None) == (store.dialect == "postgresql")
-    for url in ("sqlite://", "sqlite:///:memory:"):
-        assert LoopInserter.for_store(Store(url)) is None, url
-
-
-def test_a_long_log_is_restarted_by_the_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   store: Store) -> None:
-    """A passive checkpoint stops at the oldest reader's snapshot; past WAL_RESTART_FRAMES the
-    checkpoint waits for that reader, copies everything, and the log starts over."""
-    if store.dialect == "postgresql":
-        assert store.checkpoint() == (-1, -1)
-        return
-    monkeypatch.setattr("bot.store.store.WAL_RESTART_FRAMES", 20)
-    monkeypatch.setattr("bot.store.store.RESTART_WAIT_MS", 10_000)
-    inserter = LoopInserter.for_store(store)
-    assert inserter is not None
-    payload = json.dumps(pr_payload())
-    inserter.add(event_of("pull_request", "p", pr_payload()), payload)
-    reader = sqlite3.connect(str(store.engine.url.database), isolation_level=None, check_same_thread=False)
-    reader.execute("BEGIN")
-    reader.execute("SELECT count(*) FROM deliveries").fetchone()  # holds the snapshot
-    for n in range(10):
-        inserter.add(event_of("pull_request", f"p{n}", pr_payload()), payload)
-    threading.Timer(0.2, reader.execute, ["COMMIT"]).start()
-    frames, copied = store.checkpoint()
-    assert frames > 20 and copied == frames  # waited for the reader: all copied
-    inserter.add(event_of("pull_request", "after", pr_payload()), payload)
-    assert store.checkpoint()[0] < 20  # the log started over
-    inserter.close()
-    reader.close()
 
 
 def test_one_pr_is_never_claimed_twice_at_once(store: Store) -> None:
