@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -16,6 +17,7 @@ from sqlalchemy.exc import OperationalError
 
 from bot.app import create_app
 from bot.events import Event
+from bot.logs import JsonFormatter
 from bot.router import Router
 from bot.store.store import Store
 from config.settings import Settings, SettingsError
@@ -46,6 +48,22 @@ def test_a_signed_delivery_is_stored_then_acknowledged_once(service: str, tmp_pa
     record = store.get("d-1")
     store.close()
     assert record is not None and record.pr_key == "octo/miles#1" and record.status == "queued"
+
+
+def test_each_acknowledged_delivery_is_logged_as_json_with_its_fields(
+        service: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="bot.app")
+    body, headers = signed("pull_request", "d-log", pr_payload(number=7))
+    for _ in range(2):
+        assert httpx.post(f"{service}/webhook", content=body, headers=headers).status_code in (200, 202)
+    deadline = time.monotonic() + 10  # written once the answer is sent
+    while len([r for r in caplog.records if r.name == "bot.app"]) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    lines = [json.loads(JsonFormatter().format(r)) for r in caplog.records if r.name == "bot.app"]
+    assert [(line["message"], line["delivery_id"], line["event"], line["action"], line["repository"],
+             line["pr"]) for line in lines] == [
+        (f"delivery {outcome}", "d-log", "pull_request", "synchronize", "octo/miles", 7)
+        for outcome in ("stored", "duplicate")]
 
 
 def test_form_encoded_deliveries_are_accepted(service: str) -> None:
