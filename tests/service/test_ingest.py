@@ -146,9 +146,8 @@ def _terminate_other_backends(store: Store) -> int:
             "WHERE datname = current_database() AND pid <> pg_backend_pid()")).all())
 
 
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
 def test_postgres_drops_every_idle_connection_when_the_server_drops_one(store: Store) -> None:
-    if store.dialect != "postgresql":
-        pytest.skip("PostgreSQL's connections")
     inserter = _inserter(store)
 
     async def scenario() -> None:
@@ -164,10 +163,9 @@ def test_postgres_drops_every_idle_connection_when_the_server_drops_one(store: S
     assert store.get("c") is not None
 
 
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
 def test_postgres_renews_old_connections_and_drops_interrupted_ones(
         store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    if store.dialect != "postgresql":
-        pytest.skip("PostgreSQL's connections")
     inserter = _inserter(store)
 
     async def scenario() -> None:

@@ -9,6 +9,7 @@ import time
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.store.dispatch import DispatchStore, JobOutcome
@@ -51,6 +52,18 @@ def test_a_delivery_is_committed_when_add_returns(store: Store) -> None:
         assert (store.counts()["queued"], store.counts()["done"]) == (8, 0)
     finally:
         other.close()
+
+
+def test_a_delivery_is_committed_on_an_engine_the_store_did_not_make(tmp_path: object) -> None:
+    url = f"sqlite:///{tmp_path}/plain.db"
+    db = Store(url, engine=create_engine(url))  # the driver begins transactions itself
+    db.upgrade()
+    payload = pr_payload(1, "a" * 40)
+    assert db.add_delivery(event_of("pull_request", "d1", payload), json.dumps(payload)) is True
+    other = Store(url)
+    assert other.get("d1") is not None
+    other.close()
+    db.close()
 
 
 def test_a_failed_insert_is_a_store_error_and_its_connection_is_dropped(tmp_path: object) -> None:
