@@ -10,8 +10,9 @@ get the same signed `pull_request` deliveries from the same client:
   its steady state (a PostgreSQL server just created is still settling for a second or two);
 - latency: one delivery at a time, in ``--rounds`` rounds of an equal share each, the servers
   taking turns in a rotating order, so that a slow spell of a shared machine falls on all
-  three alike instead of on whichever server it happens to coincide with; p50 and p99 of all
-  of a server's deliveries;
+  three alike instead of on whichever server it happens to coincide with (each turn starts
+  with a few uncounted deliveries, after the server's idle wait); p50 and p99 of all of a
+  server's counted deliveries;
 - throughput: 16 senders at a time, each server in turn (deliveries per second).
 
 Run: `.venv/bin/python -m bench.ingest [--requests N] [--warm-up N] [--rounds N]`. Writes
@@ -49,6 +50,9 @@ async def webhook(request: Request) -> JSONResponse:
     return JSONResponse({"status": "queued"}, status_code=202)
 '''
 SENDERS = 16
+# Uncounted deliveries at the start of each turn: a server has been idle while the others took
+# theirs, and its first answer after that would measure the pause, not the ingest path.
+REWARM = 5
 
 Request = tuple[bytes, dict[str, str]]
 
@@ -112,9 +116,12 @@ def latencies(urls: dict[str, str], n: int, warm_up: int, rounds: int) -> dict[s
             for request in _requests(warm_up, f"{name}-warm"):
                 _post(clients[name], request)
         pending = {name: _requests(n, f"{name}-seq") for name in names}
+        rewarm = {name: _requests(REWARM * rounds, f"{name}-rewarm") for name in names}
         out: dict[str, list[float]] = {name: [] for name in names}
         for r in range(rounds):
             for name in names[r % len(names):] + names[:r % len(names)]:
+                for request in rewarm[name][r * REWARM:(r + 1) * REWARM]:
+                    _post(clients[name], request)
                 share = pending[name][r * n // rounds:(r + 1) * n // rounds]
                 out[name].extend(_post(clients[name], request) for request in share)
         return out
