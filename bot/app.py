@@ -148,7 +148,6 @@ def create_app(
         state["store"] = db
         state["inserter"] = loop_inserter(db)
         metrics.watch_queue(db.counts)
-        checkpoints = asyncio.create_task(_checkpoints(db)) if db.dialect == "sqlite" else None
         worker: Worker | None = None
         if run_worker:
             if router is None:
@@ -164,6 +163,7 @@ def create_app(
             log.warning("no webhook secret: accepting unsigned deliveries (dry-run)")
         log.info("service started", extra={"dry_run": settings.effective_dry_run,
                                            "database": db.dialect, "worker": run_worker})
+        checkpoints = asyncio.create_task(_checkpoints(db)) if db.dialect == "sqlite" else None
         try:
             yield
         finally:

@@ -48,9 +48,10 @@ class LoopInserter(ABC):
 
 
 def loop_inserter(store: Store) -> LoopInserter | None:
-    """The inserter for ``store``'s database; None for an in-memory SQLite one."""
+    """The inserter for ``store``'s database; None for an in-memory SQLite one, or PostgreSQL
+    through a driver other than psycopg (the thread path serves those)."""
     if store.dialect == "postgresql":
-        return PostgresInserter(store)
+        return PostgresInserter(store) if store.engine.dialect.driver == "psycopg" else None
     url = store.engine.url
     in_memory = url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"
     return SqliteInserter(store) if store.dialect == "sqlite" and not in_memory else None

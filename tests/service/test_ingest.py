@@ -9,7 +9,8 @@ import threading
 import time
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import TypeVar
+from types import SimpleNamespace
+from typing import TypeVar, cast
 
 import pytest
 from sqlalchemy import text
@@ -64,6 +65,9 @@ def test_each_database_file_gets_its_inserter(store: Store) -> None:
     assert type(loop_inserter(store)) is expected
     for url in ("sqlite://", "sqlite:///:memory:"):  # in memory: the thread path only
         assert loop_inserter(Store(url)) is None, url
+    other_driver = SimpleNamespace(dialect="postgresql", engine=SimpleNamespace(
+        dialect=SimpleNamespace(driver="psycopg2")))
+    assert loop_inserter(cast(Store, other_driver)) is None
 
 
 def test_sqlite_steps_aside_while_another_connection_writes(tmp_path: Path) -> None:
