@@ -401,8 +401,11 @@ def _audit(tree: Tree, loaded: LoadedConfig | None, jobs: int) -> Report:
     snap = Snapshot(tree, loaded.config)
     paths = snap.test_paths()
     processes = parallel.usable(tree, jobs, len(paths))
-    parts = parallel.fork_map(lambda chunk: _audit_files(snap, chunk), parallel.split(paths, processes))
-    pin = pins.analyze_pins(snap, None)
+    # this process checks the pins while the others finish their parts (they pickle theirs)
+    found: list[pins.PinOutcome] = []
+    parts = parallel.fork_map(lambda chunk: _audit_files(snap, chunk), parallel.split(paths, processes),
+                              meanwhile=lambda: found.append(pins.analyze_pins(snap, None)))
+    (pin,) = found
     return Report(
         mode="audit",
         base=None,

@@ -65,14 +65,19 @@ def split(items: Sequence[P], parts: int) -> list[list[P]]:
     return out
 
 
-def fork_map(work: Callable[[list[P]], T], parts: list[list[P]]) -> list[T]:
+def fork_map(work: Callable[[list[P]], T], parts: list[list[P]],
+             meanwhile: Callable[[], object] | None = None) -> list[T]:
     """``[work(part) for part in parts]``: every part but the first in a forked child.
 
     The results come back pickled through a file per child. A child that exits with an
     error, is killed, or leaves no readable result has its part worked here instead.
+    ``meanwhile`` runs here once, after the first part, while the children still work.
     """
     if len(parts) <= 1 or not hasattr(os, "fork"):
-        return [work(part) for part in parts]
+        results = [work(part) for part in parts]
+        if meanwhile is not None:
+            meanwhile()
+        return results
     with tempfile.TemporaryDirectory(prefix="rocmbot-jobs-") as folder:
         pending: list[tuple[int, str, list[P]]] = []
         try:
@@ -80,6 +85,8 @@ def fork_map(work: Callable[[list[P]], T], parts: list[list[P]]) -> list[T]:
                 out = os.path.join(folder, f"part-{index}.pickle")
                 pending.append((_fork(work, part, out), out, part))
             results = [work(parts[0])]
+            if meanwhile is not None:
+                meanwhile()
             while pending:
                 pid, out, part = pending[0]
                 _, status = os.waitpid(pid, 0)

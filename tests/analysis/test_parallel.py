@@ -45,6 +45,19 @@ def test_fork_map_returns_every_part_in_order() -> None:
     assert parallel.fork_map(_square_all, parts) == [_square_all(p) for p in parts]
 
 
+@pytest.mark.parametrize("parts", [[[1, 2]], [[1], [2], [3]]])
+def test_meanwhile_runs_here_once_after_the_first_part(parts: list[list[int]]) -> None:
+    done: list[object] = []
+
+    def work(part: list[int]) -> list[int]:
+        done.append(tuple(part))  # in a child, this changes the child's list only
+        return _square_all(part)
+
+    results = parallel.fork_map(work, parts, meanwhile=lambda: done.append(("meanwhile", os.getpid())))
+    assert results == [_square_all(p) for p in parts]
+    assert done == [tuple(parts[0]), ("meanwhile", PARENT)]  # the other parts were forked
+
+
 def _fails_in_children(part: list[int]) -> list[int]:
     if os.getpid() != PARENT:
         raise RuntimeError("child failure")
