@@ -5,7 +5,8 @@ modules, model scripts, a ROCm Dockerfile and workflows), then times, in the sam
 
 - the floor: reading the same Python files from disk and `ast.parse`-ing each once;
 - `audit` of the committed revision through the git tree (fresh caches every round), in
-  one process and over the processes `rocmbot audit` uses by default (one per CPU);
+  one process and over the processes `rocmbot audit` uses by default (one per CPU), and in
+  one process with launch resolution off (markers, imports and pins only);
 - `python -c "import bot.cli"` against `python -c "pass"`, and which heavy modules
   `rocmbot analyze` imports (none is the target).
 
@@ -30,6 +31,7 @@ from bot.analysis.engine import audit
 from bot.analysis.parallel import default_jobs
 from bot.analysis.tree import GitRepository
 from bot.example import DOCKERFILE, HARNESS, MODEL, WORKFLOW
+from config.repo import LoadedConfig, parse_config
 
 TEST = '''\
 """Generated end-to-end test {n}."""
@@ -163,10 +165,13 @@ def floor(root: Path, paths: list[str]) -> None:
         ast.parse((root / p).read_text(encoding="utf-8"), filename=p)
 
 
-def run_audit(root: Path, jobs: int = 1) -> int:
+def run_audit(root: Path, jobs: int = 1, loaded: LoadedConfig | None = None) -> int:
     with GitRepository(root) as repo:
-        report = audit(repo.tree("HEAD"), jobs=jobs)
+        report = audit(repo.tree("HEAD"), jobs=jobs, loaded=loaded)
     return len(report.tests)
+
+
+MARKERS_ONLY = parse_config("launch: {enabled: false}\n", ".github/rocmbot.yml")
 
 
 def import_cost(rounds: int) -> dict[str, float | list[str]]:
@@ -205,6 +210,7 @@ def main() -> None:
         audit_s = best(lambda: run_audit(root), args.rounds)
         jobs = default_jobs()
         parallel_s = best(lambda: run_audit(root, jobs), args.rounds)
+        markers_s = best(lambda: run_audit(root, 1, MARKERS_ONLY), args.rounds)
     imports = import_cost(args.rounds)
     startup, analysis = imports["python_startup_s"], imports["import_analysis_s"]
     assert isinstance(startup, float) and isinstance(analysis, float)
@@ -216,6 +222,8 @@ def main() -> None:
         "audit_s": audit_s,
         "audit_over_floor": audit_s / floor_s,
         "jobs": jobs,
+        "audit_markers_only_s": markers_s,
+        "audit_markers_only_over_floor": markers_s / floor_s,
         "audit_parallel_s": parallel_s,
         "audit_parallel_over_floor": parallel_s / floor_s,
         **imports,
@@ -231,6 +239,7 @@ def main() -> None:
         ("audit / floor, 1 process", f"{audit_s / floor_s:.2f}x (target <= 1.5)"),
         (f"rocmbot audit, {jobs} processes", f"{parallel_s * 1000:.0f} ms"),
         (f"audit / floor, {jobs} processes", f"{parallel_s / floor_s:.2f}x (target <= 1.5)"),
+        ("audit / floor, markers only, 1 process", f"{markers_s / floor_s:.2f}x"),
         ("import analysis / python startup",
          f"{analysis / startup:.2f}x ({analysis * 1000:.0f} ms vs {startup * 1000:.0f} ms)"),
         ("web modules imported by analyze", f"{imports['web_modules_imported_by_analyze']}"),
