@@ -10,8 +10,15 @@ modules, model scripts, a ROCm Dockerfile and workflows), then times, in the sam
 - `python -c "import bot.cli"` against `python -c "pass"`, and which heavy modules
   `rocmbot analyze` imports (none is the target).
 
-Run: `.venv/bin/python -m bench.audit [--tests N] [--rounds R]`. Prints a table; writes JSON to
-`bench/results/audit.json`.
+With `--repo PATH [--rev REV]` it measures a real repository instead (a git directory or a
+clone, at REV, default HEAD): the floor is reading and `ast.parse`-ing, once and in one
+process, every Python file that the audit itself reads there (recorded on a first audit), and
+each measurement is taken `--rounds` times (at least five), alternating floor and audits, and
+reported as min / median / max.
+
+Run: `.venv/bin/python -m bench.audit [--tests N] [--rounds R]` or
+`.venv/bin/python -m bench.audit --repo ../miles [--rev REV]`. Prints a table; writes JSON to
+`bench/results/audit.json` (generated) or `bench/results/audit-<repo>.json` (real).
 """
 
 from __future__ import annotations
@@ -20,16 +27,17 @@ import argparse
 import ast
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bot.analysis.engine import audit
 from bot.analysis.parallel import default_jobs
-from bot.analysis.tree import GitRepository
+from bot.analysis.tree import GitRepository, GitTree
 from bot.example import DOCKERFILE, HARNESS, MODEL, WORKFLOW
 from config.repo import LoadedConfig, parse_config
 
@@ -197,11 +205,116 @@ def import_cost(rounds: int) -> dict[str, float | list[str]]:
     }
 
 
+class _RecordingTree(GitTree):
+    """A git tree that remembers every path the analysis read."""
+
+    def __init__(self, repo: GitRepository, sha: str) -> None:
+        super().__init__(repo, sha)
+        self.read_paths: set[str] = set()
+
+    def read(self, path: str) -> bytes | None:
+        data = super().read(path)
+        if data is not None:
+            self.read_paths.add(path)
+        return data
+
+    def stream(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
+        for path, data in super().stream(paths):
+            self.read_paths.add(path)
+            yield path, data
+
+
+def python_files_read(root: Path, rev: str) -> dict[str, bytes]:
+    """The Python files a one-process audit of ``rev`` reads, with their bytes."""
+    with GitRepository(root) as repo:
+        tree = _RecordingTree(repo, repo.resolve(rev))
+        audit(tree, jobs=1)
+        return {p: data for p in sorted(tree.read_paths) if p.endswith(".py")
+                if (data := tree.read(p)) is not None}
+
+
+def spread(fn: Callable[[], object], rounds: int) -> list[float]:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def real(root: Path, rev: str, rounds: int) -> None:
+    """Measure the audit of a real repository against the parse floor of the files it reads."""
+    with GitRepository(root) as repo:
+        sha = repo.resolve(rev)
+    sources = python_files_read(root, sha)
+    with tempfile.TemporaryDirectory(prefix="rocmbot-bench-") as tmp:
+        for path, data in sources.items():  # the floor reads from disk, as a checkout has them
+            (Path(tmp) / path).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / path).write_bytes(data)
+        paths = sorted(sources)
+        jobs = default_jobs()
+        markers = 0
+
+        def one(jobs: int) -> None:
+            nonlocal markers
+            with GitRepository(root) as repo:
+                markers = len(audit(repo.tree(sha), jobs=jobs).tests)
+
+        rounds = max(5, rounds)
+        floor_t: list[float] = []
+        one_t: list[float] = []
+        par_t: list[float] = []
+        for _ in range(rounds):  # alternate, so that a busy moment costs every row alike
+            floor_t += spread(lambda: floor(Path(tmp), paths), 1)
+            one_t += spread(lambda: one(1), 1)
+            par_t += spread(lambda: one(jobs), 1)
+    imports = import_cost(rounds)
+    med = statistics.median
+    result = {
+        "repository": str(root),
+        "rev": sha,
+        "python_files_read": len(paths),
+        "markers": markers,
+        "jobs": jobs,
+        "floor_s": floor_t,
+        "audit_s": one_t,
+        "audit_parallel_s": par_t,
+        "audit_over_floor_median": med(one_t) / med(floor_t),
+        "audit_parallel_over_floor_median": med(par_t) / med(floor_t),
+        **imports,
+    }
+    out = Path(__file__).parent / "results"
+    out.mkdir(exist_ok=True)
+    name = root.resolve().name if root.resolve().name not in ("repo", ".git") else root.resolve().parent.name
+    (out / f"audit-{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+
+    def mmm(ts: list[float]) -> str:
+        return f"{min(ts) * 1000:.0f} / {med(ts) * 1000:.0f} / {max(ts) * 1000:.0f} ms"
+
+    rows = [
+        ("repository", f"{root} at {sha[:10]}"),
+        ("python files the audit reads", f"{len(paths)}"),
+        ("markers", f"{markers}"),
+        ("floor: read + ast.parse (min/median/max)", mmm(floor_t)),
+        ("rocmbot audit, 1 process", mmm(one_t)),
+        (f"rocmbot audit, {jobs} processes", mmm(par_t)),
+        ("audit / floor (medians), 1 process", f"{med(one_t) / med(floor_t):.2f}x (target <= 2)"),
+        (f"audit / floor (medians), {jobs} processes", f"{med(par_t) / med(floor_t):.2f}x (target <= 1.3)"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    sys.stdout.write("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--repo", type=Path, help="measure this real repository (a git directory or clone)")
+    parser.add_argument("--rev", default="HEAD", help="the revision of --repo to audit (default HEAD)")
     args = parser.parse_args()
+    if args.repo is not None:
+        real(args.repo, args.rev, args.rounds)
+        return
     with tempfile.TemporaryDirectory(prefix="rocmbot-bench-") as tmp:
         root = Path(tmp) / "repo"
         paths = generate(root, args.tests)
