@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Literal
 
 
 class Severity(StrEnum):
@@ -30,6 +35,8 @@ class Rule:
 
 RULES: dict[str, Rule] = {}
 
+Baseline = Literal["new", "unchanged"]
+
 
 def rule(id: str, slug: str, severity: Severity, summary: str, doc: str = "") -> Rule:
     """Add a rule to the catalogue (ids are stable: never renumbered or reused)."""
@@ -52,6 +59,8 @@ class Finding:
     fix: str | None = None
     test: str | None = None
     details: tuple[str, ...] = field(default=())
+    # `analyze` only: whether the base already had this finding (see `fingerprint`)
+    baseline: Baseline | None = None
 
     @property
     def slug(self) -> str:
@@ -60,6 +69,31 @@ class Finding:
 
     def sort_key(self) -> tuple[int, str, int, str, str]:
         return (self.severity.rank, self.path or "", self.line or 0, self.rule, self.message)
+
+
+# A line reference in a message: `docker/Dockerfile.rocm:12`, "line 12", "lines 3-5".
+_LINE_REFERENCE = re.compile(r"(?<=[\w.)`])(:\d+)+(?![\d.])|\b(lines?) \d+(?:-\d+)?")
+
+
+def fingerprint(f: Finding) -> str:
+    """What makes a finding the same across revisions: rule, file, test and message, with
+    the line numbers the message names left out (a finding that only moved keeps it)."""
+    message = _LINE_REFERENCE.sub(lambda m: m.group(2) or "", f.message)
+    whole = "\0".join([f.rule, f.path or "", f.test or "", message])
+    return f"{f.rule}:{hashlib.sha256(whole.encode()).hexdigest()[:32]}"
+
+
+def fingerprints(findings: Iterable[Finding]) -> list[str]:
+    """Each finding's fingerprint, in order; the second finding of one fingerprint (a
+    test's CUDA and ROCm launches failing alike) gets `:2`, the third `:3`, so that each
+    is one alert and counts once against the base."""
+    seen: Counter[str] = Counter()
+    out: list[str] = []
+    for f in findings:
+        key = fingerprint(f)
+        seen[key] += 1
+        out.append(key if seen[key] == 1 else f"{key}:{seen[key]}")
+    return out
 
 
 def finding(
