@@ -124,24 +124,29 @@ def finding(
 REG001 = rule(
     "REG001",
     "suite-not-run",
-    Severity.WARNING,
-    "The marker's suite is run by no CI job.",
+    Severity.INFO,
+    "No workflow of this repository runs the marker's suite (an external suite).",
     """
     ## What it does
-    Checks that the suite a marker registers its test in is listed in the configuration's
-    suite table or named by a workflow (`--suite NAME`). Suites with a `nightly-` prefix are
-    run elsewhere and are not checked.
+    Looks for the suite a marker registers its test in among the workflows of the
+    repository (a job's command, `with:` inputs or matrix naming it) and the configuration's
+    suite table. A suite no workflow names is **external**: its test is never selected for
+    a PR's ROCm runs. A `nightly-` prefix does not exempt it: a nightly suite is one that a
+    scheduled workflow names.
 
     ## Why is this bad?
-    A test registered in a suite no job runs is never run: it looks covered and is not.
+    A test registered in a suite no job of this repository runs is not run by its CI: it
+    looks covered and may not be. When another repository's CI runs the suite, say so in
+    the configuration and this goes quiet.
 
     ## Example
     ```python
-    register_rocm_ci(1600, "stage-c-4-gpu-mi305")  # the runners are mi350
+    register_rocm_ci(1600, "stage-c-4-gpu-mi305")  # the workflows run stage-c-4-gpu-mi350
     ```
-    Use instead:
-    ```python
-    register_rocm_ci(1600, "stage-c-4-gpu-mi350")
+    Use instead: a suite a workflow runs, or declare it run elsewhere:
+    ```yaml
+    suites:
+      stage-c-4-gpu-mi305: {cadence: external}
     ```
     """,
 )

@@ -53,6 +53,7 @@ def _report(mode: str = "analyze") -> Report:
                 fix="add it",
                 test="tests/x.py",
                 details=("more, with @someone",),
+                severity=Severity.WARNING,  # a rendering fixture: any rule, any severity
             ),
             finding("REG003", None, None, "no location"),
             finding("REG002", "a,b:c.py", 7, "100% wrong\nsecond line", severity=Severity.ERROR),
