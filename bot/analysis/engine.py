@@ -23,7 +23,6 @@ from bot.analysis.report import (
     Tier,
 )
 from bot.analysis.snapshot import Snapshot
-from bot.analysis.source import Module
 from bot.analysis.tree import Tree, changed_paths, match
 from config.repo import (
     CONFIG_PATHS,
@@ -99,12 +98,9 @@ def _describe(run: _Analysis, entry: TestEntry, marker: Marker, outcome: launch.
     if state is not None:
         entry.launch = state
         return
-    module = run.head.sources.module(marker.path)
-    if not isinstance(module, Module) or not run.head.config.launch.enabled:
+    if not run.head.config.launch.enabled:
         entry.launch = "unchecked"
-        entry.reasons.append("launch not checked: " + (
-            "launch checking is off (`launch.enabled`)" if isinstance(module, Module)
-            else "the test file cannot be read"))
+        entry.reasons.append("launch not checked: launch checking is off (`launch.enabled`)")
         return
     entry.launch = "none"
     entry.reasons.append(_no_launch(run, marker.path))

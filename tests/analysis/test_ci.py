@@ -224,3 +224,21 @@ def test_only_per_pr_suites_are_selected_unless_configured(ci_repo: tuple[GitRep
     with GitRepository(repo.root) as git:
         report = analyze(git.tree(base), git.tree(head), loaded=loaded)
     assert sorted(s.path for s in report.selected) == sorted([PER_PR, SCHEDULED, NIGHTLY_TEST, EXTERNAL])
+
+
+def test_unreadable_workflows_and_dockerfiles_are_left_out(tmp_path: Path) -> None:
+    files = {**FILES, ".github/workflows/binary.yml": "on: pull_request\x00\n",
+             "docker/amd/Dockerfile.rocm": "FROM x\x00\n", "docker/Dockerfile": "FROM cuda\nCOPY a /a\n"}
+    index = ci_index(Snapshot(FolderTree(_write(tmp_path, files)), defaults()))
+    assert ".github/workflows/binary.yml" not in index.workflows
+    assert list(index.rocm_images) == ["docker/Dockerfile.rocm"]
+
+
+def test_a_reusable_workflow_a_rocm_workflow_calls_is_part_of_the_rocm_environment(tmp_path: Path) -> None:
+    caller = "on: pull_request\njobs:\n  t:\n    uses: ./.github/workflows/_gpu.yml\n"
+    called = "on: workflow_call\njobs:\n  g:\n    steps:\n      - run: bash scripts/ci/gpu_setup.sh\n"
+    files = {".github/workflows/pr-amd.yml": caller, ".github/workflows/_gpu.yml": called}
+    index = ci_index(Snapshot(FolderTree(_write(tmp_path, files)), defaults()))
+    assert index.rocm_workflows() == [".github/workflows/_gpu.yml", ".github/workflows/pr-amd.yml"]
+    assert index.environment(["scripts/ci/gpu_setup.sh", "scripts/other.sh"]) == ["scripts/ci/gpu_setup.sh"]
+    assert index.environment([]) == []
