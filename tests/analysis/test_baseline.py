@@ -8,11 +8,11 @@ import json
 import pytest
 
 from bot.analysis.engine import DISABLED_PREFIX, analyze, audit
-from bot.analysis.report import Report, TestEntry
 from bot.analysis.tree import GitRepository
 from bot.cli import main
 from bot.example import BASE_FILES, TEST_TEMPLATE
 from bot.formats import markdown, text
+from tests.analysis.test_engine import _entry, _run
 from tests.gitrepo import GitRepo
 
 MOE = "tests/e2e/megatron/test_qwen35_moe.py"
@@ -26,16 +26,6 @@ def _moe(ep: int, disabled: str | None) -> str:
     """The example's MoE test with its ROCm marker only (a CUDA one would fail alike)."""
     return TEST_TEMPLATE.format(ep=ep, disabled=f', disabled="{disabled}"' if disabled else "").replace(
         'register_cuda_ci(1500, "stage-c-8-gpu-h200")\n', "")
-
-
-def _run(repo: GitRepo, base: str, head: str) -> Report:
-    with GitRepository(repo.root) as git:
-        return analyze(git.tree(base), git.tree(head))
-
-
-def _entry(report: Report, path: str, backend: str = "rocm") -> TestEntry:
-    (entry,) = [t for t in report.tests if t.path == path and t.backend == backend]
-    return entry
 
 
 def _commit(repo: GitRepo, files: dict[str, str]) -> str:
