@@ -71,6 +71,15 @@ def test_a_trusted_authors_selection_is_dispatched_and_tracked(world: World) -> 
     assert done.details_url and str(run.id) in done.details_url
 
 
+def test_new_errors_of_a_test_it_would_not_run_do_not_stop_automatic_dispatch(world: World) -> None:
+    nightly = "tests/e2e/megatron/test_nightly_moe.py"
+    pr = _opened(world, {nightly: BAD.replace('"stage-c-4-gpu-mi350"', '"stage-c-4-gpu-mi350", nightly=True'),
+                         SHORT: TEST_TEMPLATE.format(disabled="", ep=2)})
+    (check,) = world.checks(pr.head_sha, "rocmbot / analysis")
+    assert check.conclusion == "failure"  # the nightly test's new errors fail the analysis
+    assert [r.inputs["tests"] for r in _runs(world)] == [SHORT]  # but do not stop SHORT's run
+
+
 def test_error_findings_block_dispatch_until_a_maintainer_forces(world: World) -> None:
     pr = _opened(world, {MOE: BAD})
     assert _runs(world) == []
