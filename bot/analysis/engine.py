@@ -195,11 +195,8 @@ def _scope(run: _Analysis, path: str, markers: list[Marker]) -> _Scope:
         loaded, candidates = run.head.graph.closure(path)
         scope.harness = sorted(p for p in candidates if p in changed)
         del loaded
-    if any(m.backend == "rocm" for m in markers):
-        config = run.head.config
-        scope.environment = sorted(
-            p for p in changed if p in run.environment or any(match(g, p) for g in config.environment)
-        )
+    if any(m.backend == "rocm" for m in markers):  # the globs are in run.environment already
+        scope.environment = sorted(p for p in changed if p in run.environment)
     return scope
 
 

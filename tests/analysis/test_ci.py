@@ -242,3 +242,16 @@ def test_a_reusable_workflow_a_rocm_workflow_calls_is_part_of_the_rocm_environme
     assert index.rocm_workflows() == [".github/workflows/_gpu.yml", ".github/workflows/pr-amd.yml"]
     assert index.environment(["scripts/ci/gpu_setup.sh", "scripts/other.sh"]) == ["scripts/ci/gpu_setup.sh"]
     assert index.environment([]) == []
+
+
+def test_a_configured_glob_naming_a_scheduled_workflow_selects_nothing(ci_repo: tuple[GitRepo, str]) -> None:
+    repo, base = ci_repo
+    repo.write(".github/workflows/nightly-rocm.yml", NIGHTLY + "# changed\n")
+    repo.write("docker/npu_patch/megatron.patch", "--- b\n")
+    head = repo.commit()
+    loaded = parse_config('environment: [".github/workflows/*rocm*.yml", "docker/npu_patch/*"]\n')
+    with GitRepository(repo.root) as git:
+        report = analyze(git.tree(base), git.tree(head), loaded=loaded)
+    assert _entry(report, PER_PR).reasons[0] == \
+        "the ROCm environment changed: `docker/npu_patch/megatron.patch`"  # not the workflow
+    assert [s.path for s in report.selected] == [PER_PR]
