@@ -1,4 +1,10 @@
-"""`analyze` (base..head) and `audit` (one revision): the analysis entry points."""
+"""`analyze` (base..head) and `audit` (one revision): the analysis entry points.
+
+Every GPU marker's launch is checked, a disabled one's too: its PAR findings are warnings
+that say the test is disabled and would fail this way when re-enabled (PAR019 stays info).
+In `analyze`, every finding is `new` or `unchanged` against the base, by
+:func:`~bot.analysis.findings.fingerprint`; only new errors fail the PR.
+"""
 
 from __future__ import annotations
 
