@@ -214,6 +214,7 @@ def _classify(
     head_by_key = {m.key: m for m in head_markers}
     entries: list[TestEntry] = []
     config = run.head.config
+    launch_findings: list[Finding] = []
     for key in [*head_by_key, *(k for k in base_by_key if k not in head_by_key)]:
         h = head_by_key.get(key)
         b = base_by_key.get(key)
@@ -263,10 +264,13 @@ def _classify(
         entry.tier = scope.tier
         _describe(run, entry, h, outcome)
         entries.append(entry)
+        launch_findings.extend(outcome.findings)
         if change != "unchanged":
             run.findings.extend(run.marker_findings(h))
             run.findings.extend(outcome.findings)
             run.tables_for(h, outcome)
+    if not scope.direct and not scope.harness:  # nothing its launches read changed
+        run.same_at_base[path] = launch_findings
     return entries
 
 
@@ -303,6 +307,9 @@ class _Analysis:
         self.base_paths: set[str] = set(base.test_paths()) if base else set()
         self.environment: set[str] = set()
         self.tables: list[Table] = []
+        # test files whose launches read nothing the change touched: their launch findings,
+        # the same at the base
+        self.same_at_base: dict[str, list[Finding]] = {}
 
     def suite_is_run(self, suite: str) -> bool:
         """Whether the config lists the suite or a workflow names it (as a whole word)."""
@@ -423,7 +430,7 @@ def _analyze(base: Tree, head: Tree, loaded: LoadedConfig | None,
     run.findings.extend(config_findings(loaded))
     run.findings.extend(pin.findings)
     findings = _dedupe(run.findings)
-    at_base = _base_findings(base_snap, loaded, reported, bool(pin.findings))
+    at_base = _base_findings(base_snap, loaded, reported, bool(pin.findings), run.same_at_base)
     return Report(
         mode="analyze",
         base=base.rev,
@@ -436,11 +443,13 @@ def _analyze(base: Tree, head: Tree, loaded: LoadedConfig | None,
     )
 
 
-def _base_findings(base: Snapshot, loaded: LoadedConfig, tests: list[str],
-                   with_pins: bool) -> list[Finding]:
+def _base_findings(base: Snapshot, loaded: LoadedConfig, tests: list[str], with_pins: bool,
+                   same: dict[str, list[Finding]]) -> list[Finding]:
     """What the base reports about what the head reports: the given test files' findings
     (markers, launches, harnesses), and the pin findings when the head has some. Only
-    those: a finding of the head is compared with the base's about the same things."""
+    those: a finding of the head is compared with the base's about the same things. A
+    file whose launches read nothing the change touched has the head's launch findings
+    (``same``): they are not worked out again."""
     run = _Analysis(base, None, None)
     for path in tests:
         markers, problems = base.markers(path)
@@ -448,7 +457,9 @@ def _base_findings(base: Snapshot, loaded: LoadedConfig, tests: list[str],
         run.findings.extend(_harness_problems(run, path))
         for m in markers:
             run.findings.extend(run.marker_findings(m))
-            run.findings.extend(run.launch_of(m).findings)
+            if path not in same:
+                run.findings.extend(run.launch_of(m).findings)
+        run.findings.extend(same.get(path, []))
         base.sources.release(path)
     run.findings.extend(config_findings(loaded))
     if with_pins:

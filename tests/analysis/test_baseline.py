@@ -189,3 +189,13 @@ def test_a_module_that_cannot_be_read_does_not_stop_saying_why_there_is_no_launc
         report = audit(git.tree("HEAD"))
     assert _entry(report, "tests/e2e/test_plain.py").reasons == [
         "launch: none, a plain test: it starts no training launch"]
+
+
+def test_an_error_of_a_test_the_environment_change_reaches_is_unchanged(git_repo: GitRepo) -> None:
+    base = _commit(git_repo, {**BASE_FILES, MOE: _moe(4, None)})
+    dockerfile = BASE_FILES[DOCKERFILE] + "RUN echo rebuilt\n"
+    report = _run(git_repo, base, _commit(git_repo, {DOCKERFILE: dockerfile}))
+    assert (_entry(report, MOE).change, _entry(report, MOE).tier) == ("affected", "environment")
+    errors = [f for f in report.errors if f.rule == "PAR002"]
+    assert errors and {f.baseline for f in errors} == {"unchanged"}  # the head's, reused
+    assert report.exit_code == 0
