@@ -49,9 +49,11 @@ def diff_lines(patch: str | None) -> set[int]:
 
 
 def conclusion(report: Report) -> Conclusion:
-    if report.errors:
+    """`failure` only for errors the PR brought (`new`); errors its base already had, and
+    warnings, make it `neutral`."""
+    if report.new_errors:
         return "failure"
-    if any(f.severity is Severity.WARNING for f in report.findings):
+    if report.errors or any(f.severity is Severity.WARNING for f in report.findings):
         return "neutral"
     return "success"
 
@@ -103,8 +105,14 @@ def _cut(text: str, limit: int) -> str:
 def check_output(report: Report) -> dict[str, str]:
     """Title and summary of the check run (annotations go separately, in batches)."""
     counts = report.counts()
-    if report.errors:
-        title = f"{counts['error']} error{'s' if counts['error'] != 1 else ''}: runs would fail on the runner"
+    new = len(report.new_errors)
+    old = len(report.errors) - new
+    if new:
+        title = f"{new} error{'s' if new != 1 else ''}: runs would fail on the runner"
+        if old:
+            title += f" ({old} more already on the base)"
+    elif old:
+        title = f"{old} error{'s' if old != 1 else ''} already on the base, none new"
     elif counts["warning"]:
         title = f"{counts['warning']} warning{'s' if counts['warning'] != 1 else ''}"
     else:

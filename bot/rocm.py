@@ -59,27 +59,28 @@ class RocmRuns:
 
     # what to run -----------------------------------------------------------
 
-    def _head_tests(self) -> list[SelectedTest]:
-        """Every enabled ROCm test of the per-PR suites at the head, nightly ones aside (for
-        `/run-amd all`)."""
+    def _head_tests(self) -> list[tuple[SelectedTest, bool]]:
+        """Every enabled ROCm test at the head, and whether its suite is a per-PR one that
+        PR runs may use."""
         report = audit(GitHubTree(self.gh, self.repo, self.pr.head_sha), loaded=self.loaded)
         out = []
         for t in report.tests:
             if t.backend != "rocm" or t.disabled is not None or t.suite is None:
                 continue
             suite = self.config.suites.get(t.suite)
-            if (suite is not None and not suite.per_pr) or t.nightly:
-                continue
-            out.append(SelectedTest(t.path, t.suite, t.est_time, t.gpus, "direct"))
+            per_pr = t.cadence == "per-pr" and (suite is None or suite.per_pr)
+            out.append((SelectedTest(t.path, t.suite, t.est_time, t.gpus, "direct"), per_pr))
         return out
 
     def all_tests(self) -> list[SelectedTest]:
-        return self._head_tests()
+        """Every enabled ROCm test of the per-PR suites at the head (`/run-amd all`)."""
+        return [t for t, per_pr in self._head_tests() if per_pr]
 
     def named_tests(self, paths: tuple[str, ...]) -> tuple[list[SelectedTest], list[str]]:
-        """The named tests if each is an enabled ROCm marker at the head; else why not, per path."""
+        """The named tests if each is an enabled ROCm marker at the head, whatever its
+        suite's cadence; else why not, per path."""
         head = GitHubTree(self.gh, self.repo, self.pr.head_sha)
-        known = {t.path: t for t in self._head_tests()}
+        known = {t.path: t for t, _ in self._head_tests()}
         tests, problems = [], []
         for path in paths:
             clean = path.strip("`'\"").lstrip("./")
@@ -89,8 +90,7 @@ class RocmRuns:
                 hint = " (did you mean `/run-amd cancel`?)" if clean in ("canel", "cancle") else ""
                 problems.append(f"{code(clean)} is not a file at the head{hint}")
             else:
-                problems.append(f"{code(clean)} has no enabled ROCm marker that runs on PRs "
-                                "(a per-PR suite, not nightly)")
+                problems.append(f"{code(clean)} has no enabled ROCm marker")
         return tests, problems
 
     # budgets and approvals ---------------------------------------------------

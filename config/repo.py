@@ -26,9 +26,11 @@ class Model(BaseModel):
 
 
 class Suite(Model):
-    """A CI suite: how many GPUs its runner has, and whether PR runs use it."""
+    """A CI suite: how many GPUs its runner has, which CI runs it (null: read from the
+    workflows), and whether PR runs may use it."""
 
     gpus: int | None = Field(default=None, ge=0, le=1024)
+    cadence: Literal["per-pr", "nightly", "external"] | None = None
     per_pr: bool = True
 
 
@@ -107,6 +109,7 @@ class RepoConfig(Model):
     python_roots: list[str] = Field(min_length=1)
     suites: dict[str, Suite]
     select_nightly: bool
+    select_external: bool = False
     environment: list[str]
     pins: PinsConfig = Field(default_factory=PinsConfig)
     launch: LaunchConfig = Field(default_factory=LaunchConfig)

@@ -128,7 +128,7 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
         body, _ = summary_body(report, previous, keys, [c.key for c in inline])
         effects.summary(repo, number, body, existing, version=version)
     selected = [SelectedTest(s.path, s.suite, s.est_time, s.gpus, s.tier) for s in report.selected]
-    failing = [f.test or f.path or "" for f in report.errors]
+    failing = [f.test or f.path or "" for f in report.new_errors]  # the base's do not block
     DispatchStore(ctx.store).save_selection(
         repo, number, pr.head_sha, pr.author, selected, failing, "selected"
     )

@@ -42,8 +42,10 @@ def dispatch_after_analysis(event: Event, ctx: HandlerContext) -> None:
     if runs.config.dispatch.cancel_stale:
         runs.dispatcher.cancel(runs.repo, runs.number, except_head=runs.pr.head_sha)
     selection = runs.selection()
-    if runs.config.dispatch.auto == "off" or selection is None or not selection.tests or selection.failing:
+    if runs.config.dispatch.auto == "off" or selection is None or not selection.tests:
         return
+    if {t.path for t in selection.tests} & set(selection.failing):
+        return  # a test it would run has a new error: the run would fail on the runner
     if selection.state != "selected":
         return
     author = runs.actor(runs.pr.author)

@@ -110,6 +110,7 @@ class Dockerfile:
     path: str
     installs: tuple[Install, ...]
     stages: int
+    copies: tuple[Copy, ...] = ()  # every stage's, from the build context only
 
 
 def _words(value: str) -> list[str]:
@@ -149,7 +150,7 @@ def parse_dockerfile(path: str, text: str) -> Dockerfile:
         except Exception:  # a malformed instruction is skipped, never fatal
             log.debug("%s:%s: instruction skipped", path, instruction["startline"] + 1,
                       exc_info=True)
-    return Dockerfile(path, tuple(reader.installs), reader.stage_count)
+    return Dockerfile(path, tuple(reader.installs), reader.stage_count, tuple(reader.copies))
 
 
 class _Reader:
@@ -161,6 +162,7 @@ class _Reader:
         self.stage: _Stage | None = None
         self.named: dict[str, _Stage] = {}
         self.stage_count = 0
+        self.copies: list[Copy] = []
         self.installs: list[Install] = []
         self.skip_until = -1
         folder = posixpath.dirname(path)
@@ -236,6 +238,7 @@ class _Reader:
         into_dir = dest.endswith("/") or len(sources) > 1
         dest = posixpath.normpath(posixpath.join(self.stage.workdir, dest))
         self.stage.copies.append(Copy(tuple(sources), dest, into_dir))
+        self.copies.append(self.stage.copies[-1])
 
     on_add = on_copy
 

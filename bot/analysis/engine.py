@@ -1,18 +1,26 @@
-"""`analyze` (base..head) and `audit` (one revision): the analysis entry points."""
+"""`analyze` (base..head) and `audit` (one revision): the analysis entry points.
+
+Every GPU marker's launch is checked, a disabled one's too: its PAR findings are warnings
+that say the test is disabled and would fail this way when re-enabled (PAR019 stays info).
+In `analyze`, every finding is `new` or `unchanged` against the base, by
+:func:`~bot.analysis.findings.fingerprint`; only new errors fail the PR.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.analysis import launch, parallel, pins
+from bot.analysis.ci import ci_index
 from bot.analysis.collector import paused
-from bot.analysis.findings import Finding, finding
+from bot.analysis.findings import Finding, Severity, finding, fingerprints
 from bot.analysis.markers import Marker
 from bot.analysis.report import (
     CHANGES,
     SELECTABLE,
+    Cadence,
     Change,
     Report,
     Selected,
@@ -86,6 +94,70 @@ def _entry(marker: Marker, gpus: int | None, change: Change, reasons: list[str])
     )
 
 
+def _describe(run: _Analysis, entry: TestEntry, marker: Marker, outcome: launch.LaunchOutcome) -> None:
+    """A GPU marker's cadence and how much of its launch was checked (with why, when the
+    test starts no launch the rules model)."""
+    if marker.backend not in GPU_BACKENDS:
+        return
+    entry.cadence = run.cadence(marker)
+    state = outcome.state
+    if state is not None:
+        entry.launch = state
+        return
+    if not run.head.config.launch.enabled:
+        entry.launch = "unchecked"
+        entry.reasons.append("launch not checked: launch checking is off (`launch.enabled`)")
+        return
+    entry.launch = "none"
+    entry.reasons.append(_no_launch(run, marker.path))
+
+
+# what a test that starts no modelled launch runs instead, by a word of its code
+_OTHER_LAUNCHES = (
+    (re.compile(r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b"),
+     "it starts `torchrun`, whose launch the rules do not model"),
+    (re.compile(r"\b\w*launch_server\w*\b"),
+     "a server test: it starts a server (`launch_server`), whose flags the rules do not model"),
+)
+
+
+def _no_launch(run: _Analysis, path: str) -> str:
+    loaded, _ = run.head.graph.closure(path)
+    for file in dict.fromkeys([path, *sorted(loaded)]):
+        text = run.head.sources.text(file)
+        if not isinstance(text, str):
+            continue
+        for pattern, why in _OTHER_LAUNCHES:
+            if pattern.search(text):
+                return f"launch: none, {why}"
+    return "launch: none, a plain test: it starts no training launch"
+
+
+DISABLED_PREFIX = "This test is disabled, and would fail this way when re-enabled: "
+
+
+def _as_disabled(marker: Marker, outcome: launch.LaunchOutcome) -> launch.LaunchOutcome:
+    """A disabled marker's launch findings: its PAR problems become warnings that say the
+    test is disabled (they block nothing), keeping the upstream message and the fix."""
+    if marker.enabled or not outcome.findings:
+        return outcome
+    found = [
+        replace(f, severity=Severity.WARNING, message=DISABLED_PREFIX + f.message)
+        if f.severity is not Severity.INFO else f
+        for f in outcome.findings
+    ]
+    return replace(outcome, findings=found)
+
+
+def _cannot_run(outcome: launch.LaunchOutcome) -> str | None:
+    """The first problem of a launch that fails (for "disabled with a launch that cannot
+    run"), or None."""
+    for f in outcome.findings:
+        if f.severity is not Severity.INFO:
+            return f.message
+    return None
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "\\'") + "'"
 
@@ -129,11 +201,8 @@ def _scope(run: _Analysis, path: str, markers: list[Marker]) -> _Scope:
         loaded, candidates = run.head.graph.closure(path)
         scope.harness = sorted(p for p in candidates if p in changed)
         del loaded
-    if any(m.backend == "rocm" for m in markers):
-        config = run.head.config
-        scope.environment = sorted(
-            p for p in changed if p in run.environment or any(match(g, p) for g in config.environment)
-        )
+    if any(m.backend == "rocm" for m in markers):  # the globs are in run.environment already
+        scope.environment = sorted(p for p in changed if p in run.environment)
     return scope
 
 
@@ -145,6 +214,7 @@ def _classify(
     head_by_key = {m.key: m for m in head_markers}
     entries: list[TestEntry] = []
     config = run.head.config
+    launch_findings: list[Finding] = []
     for key in [*head_by_key, *(k for k in base_by_key if k not in head_by_key)]:
         h = head_by_key.get(key)
         b = base_by_key.get(key)
@@ -162,11 +232,11 @@ def _classify(
             for kind, sentence in compare_markers(b, h):
                 kinds.append(kind)
                 reasons.append(sentence)
-        outcome = run.launch_of(h)
+        outcome = run.raw_launch(h)
         extra = sorted(p for p in outcome.files if run.changed and p in run.changed)
         if extra:
             scope.harness = sorted({*scope.harness, *extra})
-        if b is not None and scope.tier in ("direct", "harness") and h.enabled:
+        if b is not None and scope.tier in ("direct", "harness"):
             before = run.base_launch(b)
             differences = launch.compare(before, outcome)
             if differences:
@@ -174,6 +244,9 @@ def _classify(
                 reasons.extend(differences)
                 if outcome.findings:  # let the fixes prefer what the PR changed
                     outcome = launch.analyze_launch(run.head, h, base=before)
+        if "disabled" in kinds and (problem := _cannot_run(outcome)) is not None:
+            reasons.append(f"disabled with a launch that cannot run: {problem}")
+        outcome = _as_disabled(h, outcome)
         if scope.direct and b is not None and not kinds:
             kinds.append("modified")
             reasons.append("test file changed")
@@ -189,26 +262,35 @@ def _classify(
         change = _first(kinds) if kinds else "unchanged"
         entry = _entry(h, config.suite_gpus(h.suite or ""), change, reasons)
         entry.tier = scope.tier
+        _describe(run, entry, h, outcome)
         entries.append(entry)
+        launch_findings.extend(outcome.findings)
         if change != "unchanged":
             run.findings.extend(run.marker_findings(h))
             run.findings.extend(outcome.findings)
             run.tables_for(h, outcome)
+    if not scope.direct and not scope.harness:  # nothing its launches read changed
+        run.same_at_base[path] = launch_findings
     return entries
 
 
-def _select(config_select_nightly: bool, run: _Analysis, entries: list[TestEntry]) -> list[Selected]:
+def _select(run: _Analysis, entries: list[TestEntry]) -> list[Selected]:
+    """The ROCm runs for a PR: tests of per-PR suites (nightly and external ones only when
+    the configuration selects them)."""
     config = run.head.config
+    wanted: set[Cadence | None] = {"per-pr"}
+    if config.select_nightly:
+        wanted.add("nightly")
+    if config.select_external:
+        wanted.add("external")
     out: list[Selected] = []
     for e in entries:
         if e.backend != "rocm" or e.disabled is not None or e.suite is None or e.tier is None:
             continue
-        if e.change not in SELECTABLE:
+        if e.change not in SELECTABLE or e.cadence not in wanted:
             continue
         suite = config.suites.get(e.suite)
         if suite is not None and not suite.per_pr:
-            continue
-        if e.nightly and not config_select_nightly:
             continue
         out.append(Selected(e.path, e.suite, e.est_time, e.tier, e.gpus))
     return out
@@ -225,33 +307,38 @@ class _Analysis:
         self.base_paths: set[str] = set(base.test_paths()) if base else set()
         self.environment: set[str] = set()
         self.tables: list[Table] = []
-        self._workflow_text: str | None = None
-        self._named: dict[str, bool] = {}
+        # test files whose launches read nothing the change touched: their launch findings,
+        # the same at the base
+        self.same_at_base: dict[str, list[Finding]] = {}
 
     def suite_is_run(self, suite: str) -> bool:
         """Whether the config lists the suite or a workflow names it (as a whole word)."""
         if suite in self.head.config.suites:
             return True
-        if suite not in self._named:
-            if self._workflow_text is None:
-                self.head.sources.hint(self.head.workflows())
-                texts = [self.head.sources.text(p) for p in self.head.workflows()]
-                self._workflow_text = "\n".join(t for t in texts if isinstance(t, str))
-            pattern = rf"(?<![\w.-]){re.escape(suite)}(?![\w.-])"
-            self._named[suite] = re.search(pattern, self._workflow_text) is not None
-        return self._named[suite]
+        return ci_index(self.head).events_naming(suite) is not None
+
+    def cadence(self, marker: Marker) -> Cadence | None:
+        """Which CI runs a marker's test: the configured cadence of its suite, else what
+        the workflows say (null for a marker without a suite)."""
+        if marker.suite is None:
+            return None
+        suite = self.head.config.suites.get(marker.suite)
+        if suite is not None and suite.cadence is not None:
+            return suite.cadence
+        return ci_index(self.head).cadence(marker.suite, marker.nightly)
 
     def marker_findings(self, marker: Marker) -> list[Finding]:
         out: list[Finding] = []
         if marker.suite is None:
             return out
-        if not marker.is_nightly and not self.suite_is_run(marker.suite):
+        if not self.suite_is_run(marker.suite):
             out.append(finding(
                 "REG001", marker.path, marker.line,
-                f"Suite `{marker.suite}` is run by no CI job: no workflow names it and "
-                "`.github/rocmbot.yml` does not list it, so this test never runs.",
-                fix=f"use a suite a workflow runs, or add `{marker.suite}` to `suites:` in "
-                "`.github/rocmbot.yml`",
+                f"No workflow of this repository runs suite `{marker.suite}`; if another "
+                "repository's CI runs it, list it under `suites:` with `cadence: external` "
+                "to silence this.",
+                fix=f"`suites: {{{marker.suite}: {{cadence: external}}}}` in "
+                "`.github/rocmbot.yml`, or a suite a workflow of this repository runs",
                 test=marker.path,
             ))
         if marker.backend in GPU_BACKENDS and self.head.config.suite_gpus(marker.suite) is None:
@@ -264,13 +351,18 @@ class _Analysis:
             ))
         return out
 
-    def launch_of(self, marker: Marker) -> launch.LaunchOutcome:
-        if marker.backend in GPU_BACKENDS and marker.enabled:
+    def raw_launch(self, marker: Marker) -> launch.LaunchOutcome:
+        """A GPU marker's launches checked as if it were enabled."""
+        if marker.backend in GPU_BACKENDS:
             return launch.analyze_launch(self.head, marker)
         return launch.LaunchOutcome.empty()
 
+    def launch_of(self, marker: Marker) -> launch.LaunchOutcome:
+        """A GPU marker's launches and their findings (a disabled one's as warnings)."""
+        return _as_disabled(marker, self.raw_launch(marker))
+
     def base_launch(self, marker: Marker) -> launch.LaunchOutcome:
-        if self.base is None or marker.backend not in GPU_BACKENDS or not marker.enabled:
+        if self.base is None or marker.backend not in GPU_BACKENDS:
             return launch.LaunchOutcome.empty()
         return launch.analyze_launch(self.base, marker)
 
@@ -309,8 +401,11 @@ def _analyze(base: Tree, head: Tree, loaded: LoadedConfig | None,
     run = _Analysis(head_snap, base_snap, changes)
     touched = _touches_pins(head_snap, changes)
     pin = pins.analyze_pins(head_snap, changes) if touched else pins.PinOutcome()
-    run.environment = set(pin.environment)
+    # workflows count by the events they run on (ci_index), whatever their pin group
+    run.environment = {p for p in pin.environment if not p.startswith(".github/")}
+    run.environment.update(ci_index(head_snap).environment(changes))
     entries: list[TestEntry] = []
+    reported: list[str] = []  # the test files whose findings are in the report
     head_snap.sources.prefetch(head_snap.test_paths())
     base_snap.sources.prefetch(sorted(changes & run.base_paths))
     for path in sorted(set(head_snap.test_paths()) | run.base_paths):
@@ -320,27 +415,63 @@ def _analyze(base: Tree, head: Tree, loaded: LoadedConfig | None,
             base_markers = base_snap.markers(path)[0] if path in run.base_paths else []
         else:
             base_markers = head_markers
+        before = len(run.findings)
         file_entries = _classify(run, path, base_markers, head_markers)
         if any(e.change not in ("unchanged", "removed") for e in file_entries) or (
             path in changes and at_head
         ):
             run.findings.extend(head_problems)
             run.findings.extend(_harness_problems(run, path))
+        if len(run.findings) > before:
+            reported.append(path)
         entries.extend(file_entries)
         head_snap.sources.release(path)
         base_snap.sources.release(path)
     run.findings.extend(config_findings(loaded))
     run.findings.extend(pin.findings)
+    findings = _dedupe(run.findings)
+    at_base = _base_findings(base_snap, loaded, reported, bool(pin.findings), run.same_at_base)
     return Report(
         mode="analyze",
         base=base.rev,
         head=head.rev,
         tests=entries,
-        selected=_select(loaded.config.select_nightly, run, entries),
-        findings=_dedupe(run.findings),
+        selected=_select(run, entries),
+        findings=_judge(findings, at_base),
         tables=[*run.tables, *pin.tables],
         config_path=loaded.path,
     )
+
+
+def _base_findings(base: Snapshot, loaded: LoadedConfig, tests: list[str], with_pins: bool,
+                   same: dict[str, list[Finding]]) -> list[Finding]:
+    """What the base reports about what the head reports: the given test files' findings
+    (markers, launches, harnesses), and the pin findings when the head has some. Only
+    those: a finding of the head is compared with the base's about the same things. A
+    file whose launches read nothing the change touched has the head's launch findings
+    (``same``): they are not worked out again."""
+    run = _Analysis(base, None, None)
+    for path in tests:
+        markers, problems = base.markers(path)
+        run.findings.extend(problems)
+        run.findings.extend(_harness_problems(run, path))
+        for m in markers:
+            run.findings.extend(run.marker_findings(m))
+            if path not in same:
+                run.findings.extend(run.launch_of(m).findings)
+        run.findings.extend(same.get(path, []))
+        base.sources.release(path)
+    run.findings.extend(config_findings(loaded))
+    if with_pins:
+        run.findings.extend(pins.analyze_pins(base, None).findings)
+    return _dedupe(run.findings)
+
+
+def _judge(findings: list[Finding], at_base: list[Finding]) -> list[Finding]:
+    """Each finding marked `unchanged` when the base has it too (by fingerprint), else `new`."""
+    known = set(fingerprints(at_base))
+    return [replace(f, baseline="unchanged" if key in known else "new")
+            for f, key in zip(findings, fingerprints(findings), strict=True)]
 
 
 _PIN_FILE = re.compile(r"(^|/)(Dockerfile[^/]*|[^/]*\.dockerfile|[^/]*\.ya?ml|[^/]*\.txt|[^/]*\.in)$",
@@ -374,7 +505,7 @@ def _reaches_other_tests(snap: Snapshot, changes: set[str]) -> bool:
             return True
         if path in CONFIG_PATHS or _PIN_FILE.search(path):
             return True
-    return _touches_pins(snap, changes)
+    return _touches_pins(snap, changes) or bool(ci_index(snap).environment(changes))
 
 
 def audit(tree: Tree, *, loaded: LoadedConfig | None = None, jobs: int = 1) -> Report:
@@ -428,9 +559,11 @@ def _audit_files(snap: Snapshot, paths: list[str]) -> _Part:
         run.findings.extend(problems)
         run.findings.extend(_harness_problems(run, path))
         for m in markers:
-            entries.append(_entry(m, snap.config.suite_gpus(m.suite or ""), "unchanged", []))
+            entry = _entry(m, snap.config.suite_gpus(m.suite or ""), "unchanged", [])
+            entries.append(entry)
             run.findings.extend(run.marker_findings(m))
             outcome = run.launch_of(m)
+            _describe(run, entry, m, outcome)
             run.findings.extend(outcome.findings)
             run.tables_for(m, outcome)
         snap.sources.release(path)

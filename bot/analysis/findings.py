@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Literal
 
 
 class Severity(StrEnum):
@@ -30,6 +35,8 @@ class Rule:
 
 RULES: dict[str, Rule] = {}
 
+Baseline = Literal["new", "unchanged"]
+
 
 def rule(id: str, slug: str, severity: Severity, summary: str, doc: str = "") -> Rule:
     """Add a rule to the catalogue (ids are stable: never renumbered or reused)."""
@@ -52,6 +59,8 @@ class Finding:
     fix: str | None = None
     test: str | None = None
     details: tuple[str, ...] = field(default=())
+    # `analyze` only: whether the base already had this finding (see `fingerprint`)
+    baseline: Baseline | None = None
 
     @property
     def slug(self) -> str:
@@ -60,6 +69,31 @@ class Finding:
 
     def sort_key(self) -> tuple[int, str, int, str, str]:
         return (self.severity.rank, self.path or "", self.line or 0, self.rule, self.message)
+
+
+# A line reference in a message: `docker/Dockerfile.rocm:12`, "line 12", "lines 3-5".
+_LINE_REFERENCE = re.compile(r"(?<=[\w.)`])(:\d+)+(?![\d.])|\b(lines?) \d+(?:-\d+)?")
+
+
+def fingerprint(f: Finding) -> str:
+    """What makes a finding the same across revisions: rule, file, test and message, with
+    the line numbers the message names left out (a finding that only moved keeps it)."""
+    message = _LINE_REFERENCE.sub(lambda m: m.group(2) or "", f.message)
+    whole = "\0".join([f.rule, f.path or "", f.test or "", message])
+    return f"{f.rule}:{hashlib.sha256(whole.encode()).hexdigest()[:32]}"
+
+
+def fingerprints(findings: Iterable[Finding]) -> list[str]:
+    """Each finding's fingerprint, in order; the second finding of one fingerprint (a
+    test's CUDA and ROCm launches failing alike) gets `:2`, the third `:3`, so that each
+    is one alert and counts once against the base."""
+    seen: Counter[str] = Counter()
+    out: list[str] = []
+    for f in findings:
+        key = fingerprint(f)
+        seen[key] += 1
+        out.append(key if seen[key] == 1 else f"{key}:{seen[key]}")
+    return out
 
 
 def finding(
@@ -90,24 +124,29 @@ def finding(
 REG001 = rule(
     "REG001",
     "suite-not-run",
-    Severity.WARNING,
-    "The marker's suite is run by no CI job.",
+    Severity.INFO,
+    "No workflow of this repository runs the marker's suite (an external suite).",
     """
     ## What it does
-    Checks that the suite a marker registers its test in is listed in the configuration's
-    suite table or named by a workflow (`--suite NAME`). Suites with a `nightly-` prefix are
-    run elsewhere and are not checked.
+    Looks for the suite a marker registers its test in among the workflows of the
+    repository (a job's command, `with:` inputs or matrix naming it) and the configuration's
+    suite table. A suite no workflow names is **external**: its test is never selected for
+    a PR's ROCm runs. A `nightly-` prefix does not exempt it: a nightly suite is one that a
+    scheduled workflow names.
 
     ## Why is this bad?
-    A test registered in a suite no job runs is never run: it looks covered and is not.
+    A test registered in a suite no job of this repository runs is not run by its CI: it
+    looks covered and may not be. When another repository's CI runs the suite, say so in
+    the configuration and this goes quiet.
 
     ## Example
     ```python
-    register_rocm_ci(1600, "stage-c-4-gpu-mi305")  # the runners are mi350
+    register_rocm_ci(1600, "stage-c-4-gpu-mi305")  # the workflows run stage-c-4-gpu-mi350
     ```
-    Use instead:
-    ```python
-    register_rocm_ci(1600, "stage-c-4-gpu-mi350")
+    Use instead: a suite a workflow runs, or declare it run elsewhere:
+    ```yaml
+    suites:
+      stage-c-4-gpu-mi305: {cadence: external}
     ```
     """,
 )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from bot.analysis import par
 from bot.analysis.evaluate import ExternalCall, Footprint, Interpreter, Limits, RunResult
@@ -40,11 +41,13 @@ from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.source import Module
 from bot.analysis.values import Const, ListV, Text, TupleV, Unknown, Value, python
 
-__all__ = ["LaunchOutcome", "Table", "analyze_launch", "compare"]
+__all__ = ["LaunchOutcome", "LaunchState", "Table", "analyze_launch", "compare"]
 
 log = logging.getLogger(__name__)
 
 Signature = tuple[tuple[tuple[str, object], ...], ...]
+# checked: every rule evaluated; partial: some skipped (a PAR019 each); unchecked: none
+LaunchState = Literal["checked", "partial", "unchecked"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,9 @@ class LaunchOutcome:
 
     ``signature`` is a hashable summary of every resolved launch (None when nothing was
     resolved), ``files`` the repository files read beyond the test's imports (a model script,
-    say), ``table`` the launch grid for the summary, ``launches`` the resolved launches.
+    say), ``table`` the launch grid for the summary, ``launches`` the resolved launches,
+    ``states`` how far each was checked, and ``stopped`` whether the evaluation ended before
+    the end of the test (so launches past that point are unknown).
     """
 
     signature: Signature | None = None
@@ -61,10 +66,24 @@ class LaunchOutcome:
     files: tuple[str, ...] = ()
     table: Table | None = None
     launches: tuple[par.Launch, ...] = ()
+    states: tuple[LaunchState, ...] = ()
+    stopped: bool = False
 
     @classmethod
     def empty(cls) -> LaunchOutcome:
         return cls()
+
+    @property
+    def state(self) -> LaunchState | None:
+        """The marker's launches as a whole; None when none was found and the evaluation
+        went to the end (the test starts no launch the rules model)."""
+        if not self.states:
+            return "unchecked" if self.stopped else None
+        if all(s == "checked" for s in self.states) and not self.stopped:
+            return "checked"
+        if all(s == "unchecked" for s in self.states):
+            return "unchecked"
+        return "partial"
 
 
 @dataclass(slots=True)
@@ -313,7 +332,7 @@ def analyze_launch(snapshot: Snapshot, marker: Marker,
         return _analyze(snapshot, marker, base)
     except Exception:  # a bug in the checker must not stop the rest of the analysis
         log.warning("launch resolution failed for %s", marker.path, exc_info=True)
-        return LaunchOutcome.empty()
+        return LaunchOutcome(stopped=True)
 
 
 def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> LaunchOutcome:
@@ -344,10 +363,12 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
             launch.label = f"launch {index + 1} of {len(launches)}"
     findings: list[Finding] = []
     rows: list[tuple[str, ...]] = []
+    states: list[LaunchState] = []
     for index, (launch, model_unknown) in enumerate(zip(launches, unknown_models, strict=True)):
         before = base.launches[index] if base is not None and index < len(base.launches) else None
-        verdict, found = _check(launch, model_unknown, marker, _changed(before, launch))
+        verdict, found, state = _check(launch, model_unknown, marker, _changed(before, launch))
         findings.extend(found)
+        states.append(state)
         resolved = used[index]
         if resolved.cells is None:
             resolved.cells = _cells(launch)
@@ -379,7 +400,8 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
         if resolved.signature is None:
             resolved.signature = _signature(launch)
     signature = tuple(r.signature for r in used if r.signature is not None) if launches else None
-    return LaunchOutcome(signature, findings, files, table, tuple(launches))
+    return LaunchOutcome(signature, findings, files, table, tuple(launches), tuple(states),
+                         bool(run.result.exhausted or run.result.error))
 
 
 def _key(parsed: Parsed, guards: tuple[str, ...]) -> object:
@@ -405,7 +427,7 @@ def _plain(setting: Setting | None) -> object:
 
 
 def _check(launch: par.Launch, model_unknown: Unknown | None, marker: Marker,
-           prefer: tuple[str, ...] = ()) -> tuple[str, list[Finding]]:
+           prefer: tuple[str, ...] = ()) -> tuple[str, list[Finding], LaunchState]:
     numbers = par.describe(launch)
     where = f" ({launch.label})" if launch.label else ""
     context = f"Launch of `{marker.path}`{where}: {numbers}."
@@ -416,7 +438,7 @@ def _check(launch: par.Launch, model_unknown: Unknown | None, marker: Marker,
             f"Whether this launch runs depends on `{guard}`, which cannot be resolved "
             "statically; its parallel layout was not checked.",
             test=marker.path, details=(context,),
-        )]
+        )], "unchecked"
     if model_unknown is not None:
         for symbol in ("layers", "heads", "experts"):
             if symbol not in launch.settings:
@@ -451,7 +473,10 @@ def _check(launch: par.Launch, model_unknown: Unknown | None, marker: Marker,
         verdict = "partly unresolved"
     else:
         verdict = "ok"
-    return verdict, found
+    skipped = {r for _, rules, _ in outcome.needs.values() for r in rules}
+    state: LaunchState = "checked" if not skipped else (
+        "unchecked" if len(skipped) >= len(par.CHECKS) else "partial")
+    return verdict, found, state
 
 
 def _anchor(launch: par.Launch, violation: par.Violation,

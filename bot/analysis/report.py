@@ -20,6 +20,11 @@ CHANGES: tuple[Change, ...] = (
 )
 SELECTABLE: frozenset[str] = frozenset({"added", "enabled", "suite", "parallelism", "modified", "affected"})
 Tier = Literal["direct", "harness", "environment"]
+# How much of a GPU marker's launch was checked (see LaunchState in bot.analysis.launch)
+Launch = Literal["checked", "partial", "unchecked", "none"]
+# Which CI runs a suite: a workflow run for pull requests, scheduled (nightly) runs, or
+# nothing of this repository
+Cadence = Literal["per-pr", "nightly", "external"]
 
 
 @dataclass(slots=True)
@@ -40,6 +45,8 @@ class TestEntry:
     reasons: list[str] = field(default_factory=list)
     tier: Tier | None = None  # why the file is in scope, when it is
     nightly: bool = False  # run by the nightly CI only (`nightly=True`, or a `nightly-` suite)
+    launch: Launch | None = None  # GPU markers at the head; null for CPU ones
+    cadence: Cadence | None = None  # GPU markers; null for CPU ones
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -51,6 +58,8 @@ class TestEntry:
             "disabled": self.disabled,
             "change": self.change,
             "reasons": list(self.reasons),
+            "launch": self.launch,
+            "cadence": self.cadence,
         }
 
 
@@ -103,8 +112,22 @@ class Report:
         return [f for f in self.findings if f.severity is Severity.ERROR]
 
     @property
+    def new_errors(self) -> list[Finding]:
+        """The errors a PR is answerable for: in `analyze`, those its base did not have
+        already; in `audit`, every one."""
+        return [f for f in self.errors if f.baseline != "unchanged"]
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.errors else 0
+        return 1 if self.new_errors else 0
+
+    def launch_counts(self) -> dict[str, int]:
+        """GPU markers by launch state (``checked``, ``partial``, ``unchecked``, ``none``)."""
+        out = dict.fromkeys(("checked", "partial", "unchecked", "none"), 0)
+        for t in self.tests:
+            if t.launch is not None:
+                out[t.launch] += 1
+        return out
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}
@@ -124,7 +147,7 @@ class Report:
         out["selected"] = [s.as_json() for s in self.selected]
         out["findings"] = [
             {"rule": f.rule, "severity": f.severity.value, "path": f.path, "line": f.line,
-             "message": f.message, "fix": f.fix, "test": f.test}
+             "message": f.message, "fix": f.fix, "test": f.test, "baseline": f.baseline}
             for f in self.findings
         ]
         return out

@@ -47,12 +47,14 @@ class Job:
     condition: str | None
     steps: tuple[Step, ...]
     calls: str | None = None
+    span: tuple[int, int] = (0, 0)  # where the job's node is in the file's text
 
 
 @dataclass(frozen=True, slots=True)
 class Workflow:
     path: str
     jobs: tuple[Job, ...]
+    triggers: frozenset[str] = frozenset()  # the events of `on:` (`pull_request`, `schedule`)
 
     @property
     def calls(self) -> tuple[str, ...]:
@@ -99,8 +101,33 @@ def parse_workflow(path: str, text: str) -> Workflow | Unreadable:
             condition=_text(job.get("if")),
             steps=steps,
             calls=calls,
+            span=(int(node.start_mark.index), int(node.end_mark.index)),
         ))
-    return Workflow(path, tuple(jobs))
+    return Workflow(path, tuple(jobs), _triggers(top.get("on")))
+
+
+PR_EVENTS = frozenset({"pull_request", "pull_request_target"})
+_EVENT_TEST = re.compile(r"github\.event_name\s*(==|!=)\s*'([a-z_]+)'")
+
+
+def _triggers(node: yaml.Node | None) -> frozenset[str]:
+    """The events of `on:`, in any of its three forms (a name, a list, a mapping)."""
+    if isinstance(node, yaml.ScalarNode):
+        return frozenset({str(node.value)})
+    if isinstance(node, yaml.SequenceNode):
+        return frozenset(str(n.value) for n in node.value if isinstance(n, yaml.ScalarNode))
+    return frozenset(_mapping(node))
+
+
+def job_events(events: frozenset[str], condition: str | None) -> frozenset[str]:
+    """The events a job runs on, of those its workflow runs on: its `if:` may keep some
+    (`github.event_name == 'schedule'`) or leave some out (`!= 'pull_request'`)."""
+    if condition is None:
+        return events
+    kept = {name for op, name in _EVENT_TEST.findall(condition) if op == "=="}
+    dropped = {name for op, name in _EVENT_TEST.findall(condition) if op == "!="}
+    out = events & kept if kept else events
+    return frozenset(out - dropped)
 
 
 def _error_line(exc: yaml.YAMLError, text: str) -> int | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.analysis.findings import Severity
+from bot.analysis.findings import Finding, Severity
 from bot.analysis.report import Report, Selected
 
 ICON = {Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.INFO: "ℹ️"}  # noqa: RUF001
@@ -13,6 +13,30 @@ def headline(report: Report) -> str:
     parts = [f"{counts[s.value]} {s.value}{'s' if counts[s.value] != 1 else ''}"
              for s in Severity if counts[s.value]]
     return ", ".join(parts) if parts else "no findings"
+
+
+def launches(report: Report) -> str | None:
+    """How many GPU markers' launches were checked: "launches checked: 96 of 104 (5 partly,
+    3 not at all); 12 GPU markers start no launch the rules model"."""
+    counts = report.launch_counts()
+    found = counts["checked"] + counts["partial"] + counts["unchecked"]
+    if not found and not counts["none"]:
+        return None
+    text = f"launches checked: {counts['checked']} of {found}"
+    rest = [f"{counts['partial']} partly"] if counts["partial"] else []
+    rest += [f"{counts['unchecked']} not at all"] if counts["unchecked"] else []
+    if rest:
+        text += f" ({', '.join(rest)})"
+    if counts["none"]:
+        n = counts["none"]
+        text += f"; {n} GPU marker{'s' if n != 1 else ''} start{'s' if n == 1 else ''} no launch " \
+                "the rules model"
+    return text
+
+
+def pre_existing(f: Finding) -> str:
+    """What a finding's line says when the base already had it."""
+    return " (already on the base)" if f.baseline == "unchanged" else ""
 
 
 def minutes(seconds: float | None) -> str:

@@ -6,7 +6,7 @@ import re
 
 from bot.analysis.findings import Severity
 from bot.analysis.report import Report, Table, TestEntry
-from bot.formats.common import ICON, gpu_minutes, headline, minutes, short
+from bot.formats.common import ICON, gpu_minutes, headline, launches, minutes, pre_existing, short
 from bot.formats.escape import cell, code, html_prose, prose
 
 MAX_ROWS = 100  # a comment holds 65,536 characters; long lists are cut with a count
@@ -50,8 +50,8 @@ def _extra_table(table: Table) -> list[str]:
 
 
 def render(report: Report) -> str:
-    errors = bool(report.errors)
-    warn = any(f.severity is Severity.WARNING for f in report.findings)
+    errors = bool(report.new_errors)  # the base's errors do not fail the PR
+    warn = bool(report.errors) or any(f.severity is Severity.WARNING for f in report.findings)
     icon = "❌" if errors else ("⚠️" if warn else "✅")
     lines = [f"### {icon} rocmbot: {headline(report)}", ""]
     if report.mode == "analyze":
@@ -79,12 +79,16 @@ def render(report: Report) -> str:
             lines.append("**ROCm runs `/run-amd` would dispatch**: none.")
     else:
         lines.append(f"Audited `{short(report.head)}`: {len(report.tests)} markers.")
+    checked = launches(report)
+    if checked:
+        lines.extend(["", checked[0].upper() + checked[1:] + "."])
     if report.findings:
         lines.extend(["", "**Findings**", ""])
         for f in report.findings[:MAX_ROWS]:
             where = code(f"{f.path}:{f.line}" if f.line else f.path) if f.path else "the repository"
             test = f" (test {code(f.test)})" if f.test and f.test != f.path else ""
-            lines.append(f"- {ICON[f.severity]} **{f.rule}** `{f.slug}` at {where}{test}: {prose(f.message)}")
+            lines.append(f"- {ICON[f.severity]} **{f.rule}** `{f.slug}` at {where}{test}: "
+                         f"{prose(f.message)}{pre_existing(f)}")
             lines.extend(f"  - {prose(d)}" for d in f.details)
             if f.fix:
                 lines.append(f"  - Fix: {prose(f.fix)}")

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from bot import __version__
-from bot.analysis.findings import RULES, Finding, Severity
+from bot.analysis.findings import RULES, Severity, fingerprints
 from bot.analysis.report import Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-
-
-def _fingerprint(f: Finding) -> str:
-    """What tells one finding from every other, whatever line it moves to: two launches of
-    one test line (its CUDA and its ROCm marker) differ only in their details."""
-    whole = "\0".join([f.rule, f.path or "", f.test or "", f.message, *f.details, f.fix or ""])
-    return f"{f.rule}:{hashlib.sha256(whole.encode()).hexdigest()[:32]}"
 
 
 def render(report: Report) -> str:
@@ -36,7 +28,9 @@ def render(report: Report) -> str:
         for rule_id in used
     ]
     results = []
-    for f in report.findings:
+    # the fingerprint `analyze` judges the base by: rule, file, test, message without line
+    # numbers, and `:2`, `:3` for the later findings alike (a test's CUDA and ROCm launches)
+    for f, key in zip(report.findings, fingerprints(report.findings), strict=True):
         text = f.message + (f" Fix: {f.fix}" if f.fix else "")
         result: dict[str, object] = {
             "ruleId": f.rule,
@@ -50,7 +44,9 @@ def render(report: Report) -> str:
             if f.line:
                 location["region"] = {"startLine": f.line}
             result["locations"] = [{"physicalLocation": location}]
-        result["partialFingerprints"] = {"rocmbot/v2": _fingerprint(f)}
+        result["partialFingerprints"] = {"rocmbot/v3": key}
+        if f.baseline is not None:
+            result["baselineState"] = f.baseline
         results.append(result)
     run: dict[str, object] = {
         "tool": {"driver": {

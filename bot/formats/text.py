@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.analysis.report import Report, Table
-from bot.formats.common import gpu_minutes, headline, minutes, short
+from bot.formats.common import gpu_minutes, headline, launches, minutes, pre_existing, short
 
 
 def _table(table: Table) -> list[str]:
@@ -29,6 +29,9 @@ def render(report: Report) -> str:
         lines.append(f"rocmbot audit {short(report.head)}: {headline(report)}")
         in_scope = []
         lines.append(f"{len(report.tests)} markers")
+    checked = launches(report)
+    if checked:
+        lines.append(checked)
     for t in in_scope:
         state = "disabled" if t.disabled is not None else "enabled"
         lines.append(f"  {t.change:<11} {t.backend:<4} {t.path} [{t.suite}, {state}]")
@@ -50,7 +53,7 @@ def render(report: Report) -> str:
         lines.append("")
     for f in report.findings:
         where = f"{f.path}:{f.line}" if f.path and f.line else (f.path or "-")
-        lines.append(f"{where}: {f.severity.value} {f.rule} [{f.slug}] {f.message}")
+        lines.append(f"{where}: {f.severity.value} {f.rule} [{f.slug}] {f.message}{pre_existing(f)}")
         lines.extend(f"    {d}" for d in f.details)
         if f.fix:
             lines.append(f"    fix: {f.fix}")

@@ -97,7 +97,9 @@ def test_added_and_removed_markers_and_files(example: tuple[GitRepo, str]) -> No
     repo.remove(SHORT)
     report = _run(repo, base, repo.commit())
     new = _entry(report, "tests/e2e/test_new.py")
-    assert (new.change, new.reasons) == ("added", ["new test file"])
+    assert (new.change, new.reasons) == (
+        "added", ["new test file", "launch: none, a plain test: it starts no training launch"])
+    assert (new.launch, new.cadence) == ("none", "per-pr")
     assert _entry(report, MOE, "cuda").change == "removed"
     assert _entry(report, MOE, "cuda").reasons == ["marker removed"]
     assert _entry(report, SHORT).reasons == ["test file removed"]

@@ -364,7 +364,9 @@ def test_analyze_launch_never_raises(tmp_path: Path, monkeypatch: pytest.MonkeyP
     from bot.analysis.markers import Marker
 
     marker = Marker("tests/x.py", 1, "register_rocm_ci", "rocm", 0, 1.0, "s", (), False, None, None)
-    assert launch_module.analyze_launch(snap, marker) == launch_module.LaunchOutcome.empty()
+    outcome = launch_module.analyze_launch(snap, marker)
+    assert (outcome.findings, outcome.launches, outcome.stopped) == ([], (), True)
+    assert outcome.state == "unchecked"  # not "none": what it would have found is unknown
 
 
 def test_disabled_launch_config_and_budget(tmp_path: Path) -> None:

@@ -50,6 +50,7 @@ FILES = {
 ROCM_TEST = "tests/test_rocm_only.py"
 CUDA_TEST = "tests/test_cuda_only.py"
 WORKFLOW_PATH = ".github/workflows/_run-ci-rocm.yml"
+PLAIN = "launch: none, a plain test: it starts no training launch"
 
 
 @pytest.fixture
@@ -93,7 +94,7 @@ def test_a_pin_problem_is_reported_when_one_of_its_places_changed(
     assert _pins(report) == [("PIN003", WORKFLOW_PATH, 18)]
     rocm = _entry(report, ROCM_TEST)  # a ROCm workflow is part of the environment too
     assert (rocm.change, rocm.tier, rocm.reasons) == (
-        "affected", "environment", [f"the ROCm environment changed: `{WORKFLOW_PATH}`"])
+        "affected", "environment", [f"the ROCm environment changed: `{WORKFLOW_PATH}`", PLAIN])
     assert _entry(report, CUDA_TEST).change == "unchanged"
     (finding,) = [f for f in report.findings if f.rule == "PIN003"]
     assert finding.fix == 'add `"numba==0.65.1"` to the step `Install (miles only)`, line 18'
@@ -158,7 +159,7 @@ def test_a_requirements_file_of_any_name_the_rocm_image_installs_is_part_of_the_
         report = analyze(git.tree(base), git.tree(head), full=full)
     rocm = _entry(report, ROCM_TEST)
     assert (rocm.change, rocm.tier) == ("affected", "environment")
-    assert rocm.reasons == ["the ROCm environment changed: `docker/rocm.lock`"]
+    assert rocm.reasons == ["the ROCm environment changed: `docker/rocm.lock`", PLAIN]
     assert [(s.path, s.tier) for s in report.selected] == [(ROCM_TEST, "environment")]
     assert ("PIN005", "docker/rocm.lock", 3) in _pins(report)
 

@@ -257,3 +257,33 @@ def test_no_yaml_text_crashes_the_reader(text: str) -> None:
 @given(st.text())
 def test_no_arbitrary_text_crashes_the_reader(text: str) -> None:
     parse_workflow("w.yml", text)
+
+
+@pytest.mark.parametrize(("on", "expected"), [
+    ("on: pull_request", {"pull_request"}),
+    ("on: [push, pull_request_target]", {"push", "pull_request_target"}),
+    ("on:\n  schedule:\n    - cron: '0 3 * * *'\n  workflow_dispatch:", {"schedule", "workflow_dispatch"}),
+    ("name: no trigger", set()),
+])
+def test_triggers_in_each_form_of_on(on: str, expected: set[str]) -> None:
+    assert parse(on + "\njobs: {}\n").triggers == frozenset(expected)
+
+
+def test_a_job_span_covers_its_node() -> None:
+    text = "on: pull_request\njobs:\n  a:\n    steps:\n      - run: echo stage-a\n  b:\n    steps: []\n"
+    first, second = parse(text).jobs
+    assert "stage-a" in text[first.span[0]:first.span[1]]
+    assert "stage-a" not in text[second.span[0]:second.span[1]]
+
+
+@pytest.mark.parametrize(("condition", "expected"), [
+    (None, {"pull_request", "schedule"}),
+    ("github.event_name == 'schedule'", {"schedule"}),
+    ("${{ github.event_name != 'pull_request' }}", {"schedule"}),
+    ("github.event_name == 'pull_request' || github.event_name == 'schedule'", {"pull_request", "schedule"}),
+    ("always()", {"pull_request", "schedule"}),
+])
+def test_job_events_read_the_event_name_tests_of_its_condition(condition: str | None,
+                                                               expected: set[str]) -> None:
+    events = frozenset({"pull_request", "schedule"})
+    assert workflows.job_events(events, condition) == frozenset(expected)

@@ -71,6 +71,15 @@ def test_a_trusted_authors_selection_is_dispatched_and_tracked(world: World) -> 
     assert done.details_url and str(run.id) in done.details_url
 
 
+def test_new_errors_of_a_test_it_would_not_run_do_not_stop_automatic_dispatch(world: World) -> None:
+    nightly = "tests/e2e/megatron/test_nightly_moe.py"
+    pr = _opened(world, {nightly: BAD.replace('"stage-c-4-gpu-mi350"', '"stage-c-4-gpu-mi350", nightly=True'),
+                         SHORT: TEST_TEMPLATE.format(disabled="", ep=2)})
+    (check,) = world.checks(pr.head_sha, "rocmbot / analysis")
+    assert check.conclusion == "failure"  # the nightly test's new errors fail the analysis
+    assert [r.inputs["tests"] for r in _runs(world)] == [SHORT]  # but do not stop SHORT's run
+
+
 def test_error_findings_block_dispatch_until_a_maintainer_forces(world: World) -> None:
     pr = _opened(world, {MOE: BAD})
     assert _runs(world) == []
@@ -135,9 +144,11 @@ def test_a_redelivered_or_doubled_command_dispatches_once(world: World) -> None:
 
 def test_paths_all_cancel_help_and_unknown_commands(world: World) -> None:
     nightly = "tests/e2e/megatron/test_nightly.py"
-    pr = _opened(world, {MOE: BAD, nightly: 'register_rocm_ci(60, "stage-b-1-gpu-mi350", nightly=True)\n'})
-    _comment(world, pr, f"/run-amd {nightly}", "dev")
-    assert f"`{nightly}` has no enabled ROCm marker that runs on PRs" in _replies(world, pr)[-1]
+    parked = "tests/e2e/megatron/test_parked.py"
+    pr = _opened(world, {MOE: BAD, nightly: 'register_rocm_ci(60, "stage-b-1-gpu-mi350", nightly=True)\n',
+                         parked: 'register_rocm_ci(60, "stage-b-1-gpu-mi350", disabled="FIXME")\n'})
+    _comment(world, pr, f"/run-amd {parked}", "dev")
+    assert f"`{parked}` has no enabled ROCm marker" in _replies(world, pr)[-1]
     _comment(world, pr, f"/run-amd {SHORT} tests/nope.py", "dev")
     assert "`tests/nope.py` is not a file at the head" in _replies(world, pr)[-1]
     _comment(world, pr, f"/run-amd {SHORT}", "dev")
@@ -153,6 +164,8 @@ def test_paths_all_cancel_help_and_unknown_commands(world: World) -> None:
     _comment(world, pr, "/run-amd all --force", "lead")
     suites = sorted((r.inputs["suite"], r.inputs["tests"]) for r in _runs(world)[1:])
     assert suites == [("stage-b-1-gpu-mi350", SHORT), ("stage-c-4-gpu-mi350", MOE)]  # not the nightly one
+    _comment(world, pr, f"/run-amd {nightly}", "dev")  # by name: whatever its cadence
+    assert _runs(world)[-1].inputs["tests"] == nightly
 
 
 def test_a_workflow_without_an_input_is_cfg002_and_nothing_is_dispatched(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,8 @@ def _report(mode: str = "analyze") -> Report:
         change="enabled",
         reasons=[f"disabled marker removed; was: '{HOSTILE}'"],
         tier="direct",
+        launch="partial",
+        cadence="per-pr",
     )
     return Report(
         mode=mode,  # type: ignore[arg-type]
@@ -50,6 +53,7 @@ def _report(mode: str = "analyze") -> Report:
                 fix="add it",
                 test="tests/x.py",
                 details=("more, with @someone",),
+                severity=Severity.WARNING,  # a rendering fixture: any rule, any severity
             ),
             finding("REG003", None, None, "no location"),
             finding("REG002", "a,b:c.py", 7, "100% wrong\nsecond line", severity=Severity.ERROR),
@@ -71,12 +75,16 @@ def test_json_is_schema_1_with_exactly_the_documented_keys() -> None:
         "disabled",
         "change",
         "reasons",
+        "launch",
+        "cadence",
     ]
+    assert (doc["tests"][0]["launch"], doc["tests"][0]["cadence"]) == ("partial", "per-pr")
     assert doc["tests"][0]["est_time"] == 1600
     assert doc["selected"] == [
         {"path": "tests/test_@octocat.py", "suite": "stage-c-4-gpu-mi350", "est_time": 1600, "tier": "direct"}
     ]
-    assert list(doc["findings"][0]) == ["rule", "severity", "path", "line", "message", "fix", "test"]
+    assert list(doc["findings"][0]) == ["rule", "severity", "path", "line", "message", "fix", "test",
+                                        "baseline"]
     audit_doc = json.loads(FORMATS["json"](_report("audit")))
     assert "base" not in audit_doc and audit_doc["head"] == "b" * 40
 
@@ -202,18 +210,31 @@ def test_sarif_follows_the_2_1_0_schema_and_what_code_scanning_accepts(tmp_path:
         SarifLog.model_validate(doc)
 
 
-def test_sarif_fingerprints_tell_apart_findings_that_differ_only_in_details() -> None:
+def test_sarif_fingerprints_tell_apart_findings_alike_and_keep_a_finding_that_moved() -> None:
     first = finding("PAR002", "t.py", 3, "W=4 is not divisible.", test="t.py", details=("cuda",))
     other = finding("PAR002", "t.py", 3, "W=4 is not divisible.", test="t.py", details=("rocm",))
     moved = finding("PAR002", "t.py", 9, "W=4 is not divisible.", test="t.py", details=("cuda",))
+    pin = finding("PIN005", "r.txt", 2, "Pinned at `docker/Dockerfile.rocm:12` and line 4.")
+    pin_moved = finding("PIN005", "r.txt", 5, "Pinned at `docker/Dockerfile.rocm:30` and line 9.")
 
     def prints(*findings: Finding) -> list[str]:
         doc = json.loads(sarif.render(Report("audit", None, "b" * 40, [], [], list(findings))))
-        return [r["partialFingerprints"]["rocmbot/v2"] for r in doc["runs"][0]["results"]]
+        return [r["partialFingerprints"]["rocmbot/v3"] for r in doc["runs"][0]["results"]]
 
     a, b = prints(first, other)
-    assert a != b and a.startswith("PAR002:")
+    assert a != b and a.startswith("PAR002:") and b == f"{a}:2"
     assert prints(moved) == [a]  # the same finding on another line keeps its alert
+    assert prints(pin) == prints(pin_moved)  # line numbers in the message do not count
+
+
+def test_sarif_baseline_state_follows_the_finding() -> None:
+    new = replace(finding("PAR002", "t.py", 3, "W=4.", test="t.py"), baseline="new")
+    old = replace(finding("PIN005", "r.txt", 2, "Drift."), baseline="unchanged")
+    doc = json.loads(sarif.render(Report("analyze", "a" * 40, "b" * 40, [], [], [new, old])))
+    assert [r["baselineState"] for r in doc["runs"][0]["results"]] == ["new", "unchanged"]
+    plain = finding("REG003", "t.py", 1, "x")
+    doc = json.loads(sarif.render(Report("audit", None, "b" * 40, [], [], [plain])))
+    assert "baselineState" not in doc["runs"][0]["results"][0]
 
 
 def test_empty_report_renders_quietly() -> None:

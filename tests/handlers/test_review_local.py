@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from bot import publish
+from bot.analysis.findings import finding
+from bot.analysis.report import Report
 from bot.context import HandlerContext
 from bot.demo import build_example
 from bot.effects import Effects
@@ -122,3 +126,16 @@ def test_a_summary_the_ledger_does_not_know_is_looked_for_unless_the_pr_was_just
     store.finish_effect("comment:octo/miles#70", {"id": 99, "body": "PR 70's"})
     assert effects.known_summary("octo/miles", 7) == mine  # #7 is a prefix of #70
     assert effects.known_summary("octo/miles", 71) is None
+
+
+@pytest.mark.parametrize(("baselines", "conclusion", "title"), [
+    (["new", "unchanged"], "failure", "1 error: runs would fail on the runner (1 more already on the base)"),
+    (["unchanged"], "neutral", "1 error already on the base, none new"),
+    ([], "success", "No problems found"),
+])
+def test_only_errors_the_pr_brought_fail_the_check(baselines: list[str], conclusion: str, title: str) -> None:
+    found = [replace(finding("PAR002", "t.py", i + 1, f"W={i}.", test="t.py"), baseline=b)  # type: ignore[arg-type]
+             for i, b in enumerate(baselines)]
+    report = Report("analyze", "a" * 40, "b" * 40, [], [], found)
+    assert publish.conclusion(report) == conclusion
+    assert publish.check_output(report)["title"] == f"{title}; 0 ROCm runs selected"

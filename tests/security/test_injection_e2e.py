@@ -98,7 +98,9 @@ def test_a_hostile_reason_path_and_suite_reach_github_inert(tmp_path: Path) -> N
 
 @pytest.fixture
 def dispatching(tmp_path: Path) -> Iterator[World]:
-    yield from make_world(tmp_path, {WORKFLOW: TEMPLATE})
+    # a workflow that runs the hostile suite for pull requests: its tests are selected
+    per_pr = f"on: pull_request\njobs:\n  t:\n    steps:\n      - run: 'run_suite --suite \"{WORD_SUITE}\"'\n"
+    yield from make_world(tmp_path, {WORKFLOW: TEMPLATE, ".github/workflows/pr-test-rocm.yml": per_pr})
 
 
 def test_command_replies_and_run_checks_quote_hostile_text_inert(dispatching: World) -> None:
