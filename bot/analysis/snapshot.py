@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Generic, TypeVar, cast
 
+from bot.analysis.definitions import Definitions
 from bot.analysis.findings import Finding
 from bot.analysis.imports import ImportGraph
 from bot.analysis.markers import Marker, find_markers
@@ -34,6 +35,7 @@ class Snapshot:
         self.config = config
         self.sources = Sources(tree, config.max_file_bytes)
         self.graph = ImportGraph(self.sources, config.python_roots)
+        self.definitions = Definitions(self.sources, config.python_roots)
         self._markers: dict[str, tuple[list[Marker], list[Finding]]] = {}
         self._test_paths: list[str] | None = None
         self._derived: dict[Derived[object], object] = {}
@@ -69,7 +71,8 @@ class Snapshot:
         if path not in self._markers:
             module = self.sources.module(path)
             if isinstance(module, Module):
-                self._markers[path] = find_markers(module, self.config.markers)
+                self._markers[path] = find_markers(
+                    module, self.config.markers, self.definitions.lookup(module))
             elif isinstance(module, Unreadable):
                 self._markers[path] = ([], [module.finding()])
             else:
