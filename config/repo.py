@@ -104,7 +104,8 @@ class RepoConfig(Model):
     """The effective policy for one repository."""
 
     markers: dict[str, Backend]
-    tests: list[str] = Field(min_length=1)
+    test_roots: list[str] = Field(default_factory=lambda: ["tests", "test"])
+    tests: list[str] = Field(default_factory=list)
     exclude: list[str]
     python_roots: list[str] = Field(min_length=1)
     suites: dict[str, Suite]
@@ -124,7 +125,7 @@ class RepoConfig(Model):
                 raise ValueError(f"{name!r} is not a Python identifier")
         return value
 
-    @field_validator("python_roots")
+    @field_validator("python_roots", "test_roots")
     @classmethod
     def _roots(cls, value: list[str]) -> list[str]:
         cleaned = []

@@ -155,11 +155,14 @@ REG002 = rule(
     "REG002",
     "marker-not-literal",
     Severity.ERROR,
-    "A marker argument is not a literal, or the keyword is unknown.",
+    "A marker argument is not a literal, or the marker's definition would reject the call.",
     """
     ## What it does
-    Checks that every argument of a CI registration marker is a literal and every keyword is
-    one the collector knows (`labels`, `nightly`, `disabled`).
+    Checks that every argument of a CI registration marker is a literal, and that the call
+    fits the repository's own definition of the marker function (the `def` in the module the
+    test imports it from): no keyword it lacks, no more positional arguments than it takes,
+    every parameter without a default given. When no definition is found, the built-in
+    signature `(est_time, suite, nightly, disabled, *, labels)` is used.
 
     ## Why is this bad?
     The repository's own collector reads markers from the syntax tree without running the

@@ -57,6 +57,11 @@ def _all_imports(module: Module) -> Iterator[ast.Import | ast.ImportFrom]:
     return _statements(module.tree.body)
 
 
+def import_statements(module: Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement of a module, at any depth of its statements."""
+    return _all_imports(module)
+
+
 def _module_files(parts: Sequence[str]) -> list[str]:
     base = "/".join(parts)
     return [f"{base}.py", f"{base}/__init__.py"] if base else []

@@ -16,6 +16,7 @@ the file itself; either way every marker resolves as it would on its own.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -25,6 +26,7 @@ from bot.analysis.evaluate import ExternalCall, Footprint, Interpreter, Limits, 
 from bot.analysis.findings import Finding, finding
 from bot.analysis.flags import (
     CANONICAL,
+    FLAGS,
     LAUNCH_FLAGS,
     Opaque,
     Parsed,
@@ -68,6 +70,9 @@ class LaunchOutcome:
     launches: tuple[par.Launch, ...] = ()
     states: tuple[LaunchState, ...] = ()
     stopped: bool = False
+    # True when neither the test nor a module it imports mentions a launch function or a
+    # parallelism flag: the test was not evaluated, and has no launch
+    no_launch: bool = False
 
     @classmethod
     def empty(cls) -> LaunchOutcome:
@@ -155,6 +160,35 @@ _CACHE: Derived[_Cache] = Derived(lambda snapshot: _Cache())
 
 def _cache(snapshot: Snapshot) -> _Cache:
     return snapshot.derived(_CACHE)
+
+
+class _Mentions:
+    """Per snapshot: which files mention a launch function or a parallelism flag."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        words = [*snapshot.config.launch.sinks, *FLAGS]
+        self.pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+        self.files: dict[str, bool] = {}
+
+
+_MENTIONS: Derived[_Mentions] = Derived(_Mentions)
+
+
+def _may_launch(snapshot: Snapshot, path: str) -> bool:
+    """Whether a test could start a launch: its text, or that of a module it imports,
+    mentions a launch function (``launch.sinks``) or a parallelism flag. A test with
+    neither is not evaluated at all. A file that cannot be read may: it is evaluated."""
+    mentions = snapshot.derived(_MENTIONS)
+    closure, _ = snapshot.graph.closure(path)
+    for file in (path, *closure):
+        found = mentions.files.get(file)
+        if found is None:
+            text = snapshot.sources.text(file)
+            found = not isinstance(text, str) or mentions.pattern.search(text) is not None
+            mentions.files[file] = found
+        if found:
+            return True
+    return False
 
 
 def _interpreter(snapshot: Snapshot, backend: str) -> Interpreter:
@@ -339,6 +373,8 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
     settings = snapshot.config.launch
     if not settings.enabled or not isinstance(snapshot.sources.module(marker.path), Module):
         return LaunchOutcome.empty()
+    if not _may_launch(snapshot, marker.path):
+        return LaunchOutcome(no_launch=True)
     run = _run(snapshot, marker.path, marker.backend)
     gpus = snapshot.config.suite_gpus(marker.suite) if marker.suite else None
     launches: list[par.Launch] = []

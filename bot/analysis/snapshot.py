@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Generic, TypeVar, cast
 
+from bot.analysis.definitions import Definitions
 from bot.analysis.findings import Finding
 from bot.analysis.imports import ImportGraph
 from bot.analysis.markers import Marker, find_markers
@@ -34,8 +36,10 @@ class Snapshot:
         self.config = config
         self.sources = Sources(tree, config.max_file_bytes)
         self.graph = ImportGraph(self.sources, config.python_roots)
+        self.definitions = Definitions(self.sources, config.python_roots)
         self._markers: dict[str, tuple[list[Marker], list[Finding]]] = {}
         self._test_paths: list[str] | None = None
+        self._marker_call: re.Pattern[str] | None = None
         self._derived: dict[Derived[object], object] = {}
 
     def derived(self, kind: Derived[T]) -> T:
@@ -46,19 +50,44 @@ class Snapshot:
         return cast(T, self._derived[key])
 
     def is_test(self, path: str) -> bool:
-        """Whether a path is a registered-test file by the configured globs."""
-        return any(match(g, path) for g in self.config.tests) and not any(
-            match(g, path) for g in self.config.exclude
-        )
+        """Whether a path is a registered-test file: it matches the configured ``tests:``
+        globs, or, without them, it is a Python file under a test root that calls a marker."""
+        if any(match(g, path) for g in self.config.exclude):
+            return False
+        if self.config.tests:
+            return any(match(g, path) for g in self.config.tests)
+        return path.endswith(".py") and any(
+            root == "." or path.startswith(f"{root}/") for root in self.config.test_roots
+        ) and self._calls_marker(path)
 
     def test_paths(self) -> list[str]:
-        """Files matching the configured test globs."""
+        """The registered-test files (see :meth:`is_test`), sorted."""
         if self._test_paths is None:
-            found = self.matching(self.config.tests)
+            if self.config.tests:
+                found = self.matching(self.config.tests)
+            else:
+                found = self.matching([f"{r}/**/*.py" if r != "." else "**/*.py"
+                                       for r in self.config.test_roots])
             if self.config.exclude:
                 found = {p for p in found if not any(match(g, p) for g in self.config.exclude)}
+            if not self.config.tests:
+                self.sources.prefetch(sorted(found))
+                found = {p for p in found if self._calls_marker(p)}
             self._test_paths = sorted(found)
         return self._test_paths
+
+    def _calls_marker(self, path: str) -> bool:
+        """A cheap look at a file's text, before any parse: does a line start with a call of a
+        marker function? A file that cannot be read counts (its REG004 is reported)."""
+        text = self.sources.text(path)
+        if text is None:
+            return False
+        if not isinstance(text, str):
+            return True
+        if self._marker_call is None:
+            names = "|".join(re.escape(n) for n in sorted(self.config.markers, key=len, reverse=True))
+            self._marker_call = re.compile(rf"^(?:[A-Za-z_][\w.]*\.)?(?:{names})[ \t]*\(", re.MULTILINE)
+        return bool(self.config.markers) and self._marker_call.search(text) is not None
 
     def limit_tests(self, paths: set[str]) -> None:
         """Consider only these test files (those of a change), without listing the others."""
@@ -69,7 +98,8 @@ class Snapshot:
         if path not in self._markers:
             module = self.sources.module(path)
             if isinstance(module, Module):
-                self._markers[path] = find_markers(module, self.config.markers)
+                self._markers[path] = find_markers(
+                    module, self.config.markers, self.definitions.lookup(module))
             elif isinstance(module, Unreadable):
                 self._markers[path] = ([], [module.finding()])
             else:

@@ -370,7 +370,7 @@ def test_analyze_launch_never_raises(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_disabled_launch_config_and_budget(tmp_path: Path) -> None:
-    loop = 'register_rocm_ci(600, "stage-c-4-gpu-mi350")\nwhile True:\n    pass\n'
+    loop = 'register_rocm_ci(600, "stage-c-4-gpu-mi350")\nwhile True:\n    pass\nexecute_train("--colocate")\n'
     files = {**BASE, "tests/test_loop.py": loop}
     report = audit(FolderTree(write(tmp_path, {**files, ".github/rocmbot.yml": "launch:\n  max_steps: 1000\n"})))
     assert [(f.rule, f.line) for f in report.findings if f.rule.startswith("PAR")] == [("PAR019", 1)]

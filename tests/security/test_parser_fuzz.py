@@ -392,7 +392,7 @@ def test_audit_of_a_tree_of_hostile_files_finishes_and_reports_what_it_skipped(t
         "tests/test_oversized.py": "x = 1\n" * 20_000,  # 120 KB, over the 64 KB limit
         "tests/test_binary.py": b"register_rocm_ci(1, 's')\n\0\0",
         "tests/test_latin1.py": "register_rocm_ci(1, 'caf\xe9')\n".encode("latin-1"),
-        "tests/test_deep.py": "x = " + "(" * 5000 + ")" * 5000 + "\n",
+        "tests/test_deep.py": "register_rocm_ci(1, 's')\nx = " + "(" * 5000 + ")" * 5000 + "\n",
         "tests/test_markers.py": "".join(
             f"register_rocm_ci(est_time={v}, suite='stage-c-{i}-gpu-mi350', disabled={d})\n"
             for i, (v, d) in enumerate([("1e999", "None"), ("1" + "0" * 400, "'x'"), ("f()", "1"),
