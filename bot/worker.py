@@ -22,6 +22,43 @@ log = logging.getLogger(__name__)
 
 ContextFactory = Callable[[Event], Any]
 
+# The names of this process's workers that are running: a lease named after this process's
+# id but none of these was taken by an earlier process that had the same id (a container's
+# process is often pid 1 on every start).
+_RUNNING: set[str] = set()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def dead_owners(owners: set[str], host: str, pid: int) -> list[str]:
+    """The lease owners (``host:pid:id/thread``) that were processes of this host now gone.
+
+    An owner on another host, or one whose process still runs, is not among them: its leases
+    are left to expire. Hosts are told apart by name, so replicas must have distinct names
+    (containers and pods do by default).
+    """
+    gone: list[str] = []
+    for owner in sorted(owners):
+        name = owner.rpartition("/")[0] or owner
+        parts = name.rsplit(":", 2)
+        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit() or int(parts[1]) <= 0:
+            continue
+        their_pid = int(parts[1])
+        if their_pid == pid:
+            if name not in _RUNNING:
+                gone.append(owner)
+        elif not _alive(their_pid):
+            gone.append(owner)
+    return gone
+
 
 def _fields(record: DeliveryRecord) -> dict[str, Any]:
     return {"delivery_id": record.delivery_id, "event": record.event, "repository": record.repository,
@@ -59,6 +96,8 @@ class Worker:
 
     def start(self, concurrency: int | None = None) -> None:
         count = concurrency or self.settings.worker_concurrency
+        _RUNNING.add(self.name)
+        self.reclaim_predecessors()
         for index in range(count):
             thread = threading.Thread(target=self._loop, args=(self.owner(index),),
                                       name=f"rocmbot-worker-{index}", daemon=True)
@@ -79,6 +118,21 @@ class Worker:
         if released:
             log.warning("released leases on shutdown", extra={"worker": self.name, "count": released})
         self._threads.clear()
+        _RUNNING.discard(self.name)
+
+    def reclaim_predecessors(self) -> int:
+        """Take back at once the leases of processes of this host that died (a restart after
+        SIGKILL finds its predecessor's work due now, not when its leases expire)."""
+        try:
+            gone = dead_owners(self.store.lease_owners(), socket.gethostname(), os.getpid())
+            count = self.store.expire_leases(gone)
+        except Exception:  # the database is away: the leases expire in their own time
+            log.exception("could not look for the leases of dead processes", extra={"worker": self.name})
+            return 0
+        if gone:
+            log.warning("took back the leases of processes gone", extra={
+                "worker": self.name, "owners": gone, "deliveries": count})
+        return count
 
     def run_forever(self, concurrency: int | None = None) -> None:
         self.start(concurrency)

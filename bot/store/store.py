@@ -434,6 +434,29 @@ class Store:
             conn.execute(delete(pr_leases).where(pr_leases.c.owner == owner))
         return count
 
+    def lease_owners(self) -> set[str]:
+        """Every owner holding a delivery or a PR lease, expired or not."""
+        with self.engine.connect() as conn:
+            owners = {str(r[0]) for r in conn.execute(
+                select(deliveries.c.lease_owner).distinct()
+                .where(deliveries.c.status == "processing", deliveries.c.lease_owner.is_not(None))).all()}
+            owners.update(str(r[0]) for r in conn.execute(select(pr_leases.c.owner).distinct()).all())
+        return owners
+
+    def expire_leases(self, owners: list[str]) -> int:
+        """End the leases of owners known to be gone now, as if they had expired: the work is
+        due at once, and the attempt it used counts (it may have failed the worker)."""
+        if not owners:
+            return 0
+        with self.engine.begin() as conn:
+            count = conn.execute(
+                update(deliveries)
+                .where(deliveries.c.lease_owner.in_(owners), deliveries.c.status == "processing")
+                .values(lease_expires_at=0.0)
+            ).rowcount
+            conn.execute(update(pr_leases).where(pr_leases.c.owner.in_(owners)).values(expires_at=0.0))
+        return count
+
     def newer_head(self, record: DeliveryRecord) -> str | None:
         """The head that replaced this delivery's head, when a newer stored delivery proves it.
 

@@ -267,3 +267,15 @@ def test_a_pr_lease_lost_to_another_worker_is_passed_over_in_the_same_claim(stor
     # Its own lease does not stop a worker; an expired one does not stop anybody.
     assert [r.delivery_id for r in store.claim("w9", lease_seconds=30, max_attempts=3, now=1002)] == ["a0"]
 
+
+def test_the_leases_of_owners_gone_are_due_at_once(store: Store) -> None:
+    _add(store, "a1", number=1)
+    _add(store, "b1", number=2)
+    store.claim("host:11:dead/0", lease_seconds=600, max_attempts=3, now=1001)
+    store.claim("host:12:live/0", lease_seconds=600, max_attempts=3, now=1001)
+    assert store.lease_owners() == {"host:11:dead/0", "host:12:live/0"}
+    assert store.expire_leases([]) == 0
+    assert store.expire_leases(["host:11:dead/0"]) == 1
+    (again,) = store.claim("w2", limit=5, lease_seconds=600, max_attempts=3, now=1002)
+    assert (again.delivery_id, again.attempts) == ("a1", 2)  # the attempt it died in counts
+    assert store.get("b1").lease_owner == "host:12:live/0"  # type: ignore[union-attr]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from typing import Any
@@ -10,7 +13,7 @@ from typing import Any
 from bot.events import Event
 from bot.router import Router
 from bot.store.store import Store
-from bot.worker import Worker
+from bot.worker import _RUNNING, Worker, dead_owners
 from config.settings import Settings
 from tests.service.helpers import comment_payload, event_of, pr_payload
 
@@ -120,3 +123,20 @@ def test_stop_releases_what_is_still_in_flight(store: Store) -> None:
     record = store.get("p1")
     assert record is not None and (record.status, record.attempts) == ("queued", 0)
     release.set()
+
+
+def test_only_owners_of_this_host_whose_process_is_gone_are_dead() -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    me = os.getpid()
+    try:
+        owners = {f"h:{gone.pid}:aa/0", f"h:{live.pid}:bb/1", f"other:{gone.pid}:cc/0",
+                  f"h:{me}:earlier/0", f"h:{me}:running/0", "w1", "h:x:dd/0", "h:0:ee/0"}
+        _RUNNING.add(f"h:{me}:running")
+        assert set(dead_owners(owners, "h", me)) == {f"h:{gone.pid}:aa/0", f"h:{me}:earlier/0"}
+    finally:
+        _RUNNING.discard(f"h:{me}:running")
+        assert live.stdin is not None
+        live.stdin.close()
+        live.wait()
