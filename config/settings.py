@@ -43,6 +43,13 @@ class Settings(BaseSettings):
         default=1.0, ge=0, description="pace of content-creating requests per installation"
     )
     max_body_bytes: int = Field(default=25 * 1024 * 1024, ge=1024)
+    body_buffer_bytes: int = Field(
+        default=80 * 1024 * 1024, ge=1024,
+        description="bytes of bodies read at once before their signature is checked; more get 503",
+    )
+    body_read_seconds: float = Field(
+        default=30.0, gt=0, description="time a client has to send a body; slower ones get 408",
+    )
     max_attempts: int = Field(default=8, ge=1, le=100)
     lease_seconds: float = Field(default=60.0, gt=0)
     backoff_base_seconds: float = Field(default=2.0, gt=0)
