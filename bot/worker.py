@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.deadline import RetryLaterError, deadline_in
 from bot.events import Event
 from bot.metrics import Metrics
 from bot.router import HandlerError, Router
@@ -58,6 +59,16 @@ def dead_owners(owners: set[str], host: str, pid: int) -> list[str]:
         elif not _alive(their_pid):
             gone.append(owner)
     return gone
+
+
+def retry_later(exc: Exception) -> float | None:
+    """When GitHub said to come back (a rate limit), the longest wait it named; else None."""
+    if isinstance(exc, RetryLaterError):
+        return exc.seconds
+    if isinstance(exc, HandlerError):
+        waits = [o.exception.seconds for o in exc.outcomes if isinstance(o.exception, RetryLaterError)]
+        return max(waits) if waits else None
+    return None
 
 
 def _fields(record: DeliveryRecord) -> dict[str, Any]:
@@ -192,10 +203,12 @@ class Worker:
         start = time.perf_counter()
         try:
             event = record.to_event()
-            self.router.dispatch(event, self.context_factory(event))
+            with deadline_in(self.settings.delivery_deadline_seconds):
+                self.router.dispatch(event, self.context_factory(event))
         except Exception as exc:
             elapsed = time.perf_counter() - start
             error = str(exc) if isinstance(exc, HandlerError) else f"{type(exc).__name__}: {exc}"
+            later = retry_later(exc)
             if record.attempts >= self.settings.max_attempts:
                 self.store.finish(record, owner, "dead", error=error)
                 self.stats.dead += 1
@@ -203,8 +216,8 @@ class Worker:
                                                            "error": error})
                 self._observe(record, "dead", elapsed)
             else:
-                delay = backoff_seconds(record.attempts, self.settings.backoff_base_seconds,
-                                        self.settings.backoff_max_seconds)
+                delay = later if later is not None else backoff_seconds(
+                    record.attempts, self.settings.backoff_base_seconds, self.settings.backoff_max_seconds)
                 self.store.finish(record, owner, "queued", error=error, retry_at=time.time() + delay)
                 self.stats.failed += 1
                 log.warning("delivery failed; will retry",

@@ -37,7 +37,12 @@ class Settings(BaseSettings):
     github_retries: int = Field(default=6, ge=0, le=20)
     github_backoff_seconds: float = Field(default=1.0, ge=0)
     secondary_rate_wait_seconds: float = Field(
-        default=60.0, ge=0, description="least wait after a secondary rate limit"
+        default=60.0, ge=0, description="wait after a secondary rate limit that names none (no Retry-After)"
+    )
+    github_timeout_seconds: int = Field(default=30, ge=1, le=600, description="timeout of one GitHub request")
+    delivery_deadline_seconds: float = Field(
+        default=300.0, gt=0, description="the longest a worker thread spends on one delivery attempt: "
+        "no GitHub request starts, and no rate limit is waited out, past it",
     )
     seconds_between_writes: float = Field(
         default=1.0, ge=0, description="pace of content-creating requests per installation"

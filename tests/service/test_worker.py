@@ -10,10 +10,12 @@ import threading
 import time
 from typing import Any
 
+from bot import deadline
+from bot.deadline import RetryLaterError
 from bot.events import Event
 from bot.router import Router
 from bot.store.store import Store
-from bot.worker import _RUNNING, Worker, dead_owners
+from bot.worker import _RUNNING, Worker, dead_owners, retry_later
 from config.settings import Settings
 from tests.service.helpers import comment_payload, event_of, pr_payload
 
@@ -140,3 +142,32 @@ def test_only_owners_of_this_host_whose_process_is_gone_are_dead() -> None:
         assert live.stdin is not None
         live.stdin.close()
         live.wait()
+
+
+def test_a_rate_limit_is_retried_when_github_said_and_the_handler_ran_under_a_deadline(
+        store: Store) -> None:
+    router = Router()
+    left: list[float | None] = []
+
+    @router.register("issue_comment")
+    def limited(event: Event, context: Any) -> None:
+        left.append(deadline.remaining())
+        raise RetryLaterError(7.0, "GitHub rate limit on POST /comments")
+
+    @router.register("issue_comment")
+    def fine(event: Event, context: Any) -> None:
+        pass
+
+    _add(store, "issue_comment", "c1", comment_payload())
+    worker = Worker(store, router, Settings(dry_run=True, max_attempts=3, delivery_deadline_seconds=45))
+    before = time.time()
+    assert worker.run_once() is True
+    after = time.time()
+    record = store.get("c1")
+    assert record is not None and record.status == "queued" and record.attempts == 1
+    # Exactly the wait GitHub named, not the backoff (2 s for a first failure, with jitter).
+    assert before + 7.0 <= record.next_attempt_at <= after + 7.0
+    assert len(left) == 1 and left[0] is not None and 0 < left[0] <= 45
+    assert deadline.remaining() is None  # only while the delivery is processed
+    assert retry_later(ConnectionError("502")) is None
+    assert retry_later(RetryLaterError(3.0, "x")) == 3.0
