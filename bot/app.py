@@ -19,6 +19,7 @@ from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect
 
 from bot.context import context_factory as default_context
+from bot.context import no_app_notice
 from bot.events import Event
 from bot.metrics import Metrics
 from bot.router import Router
@@ -218,6 +219,8 @@ def create_app(
             worker.start()
         if not verify:
             log.warning("no webhook secret: accepting unsigned deliveries (dry-run)")
+        if run_worker and (without_app := no_app_notice(settings)):
+            log.warning(without_app)
         log.info("service started", extra={"dry_run": settings.effective_dry_run,
                                            "database": db.dialect, "worker": run_worker})
         checkpoints = asyncio.create_task(_checkpoints(db)) if db.dialect == "sqlite" else None

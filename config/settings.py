@@ -31,6 +31,10 @@ class Settings(BaseSettings):
         default=None, description="apply migrations on start (default: on for SQLite)"
     )
     app_id: int | None = None
+    local_repo: Path | None = Field(
+        default=None, description="without App credentials: a clone of the repository to read each "
+        "PR from, at the base and head its delivery names (effects are recorded, in dry-run)",
+    )
     private_key: SecretStr | None = None
     private_key_path: Path | None = None
     github_api_url: str = "https://api.github.com"

@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from bot.app import create_app
+from bot.demo import build_example
 from bot.events import Event
 from bot.logs import JsonFormatter
 from bot.router import Router
@@ -254,3 +255,47 @@ def test_the_in_process_worker_processes_and_isolates_handler_failures(tmp_path:
         assert ("fine", "w-1") in seen  # the other handler still ran
         metrics = httpx.get(f"{url}/metrics").text
         assert "rocmbot_dead_letters_total 1.0" in metrics and "rocmbot_retries_total 1.0" in metrics
+
+
+def test_without_app_credentials_a_local_clone_is_analysed_and_its_effects_recorded(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """What `bin/run` promises without a GitHub App: deliveries are analysed (the PR read from
+    the clone in ROCMBOT_LOCAL_REPO) and their effects recorded in the ledger, not sent."""
+    base, head = build_example(tmp_path / "example")
+    settings = Settings(dry_run=True, database_url=f"sqlite:///{tmp_path}/db.sqlite", poll_seconds=0.02,
+                        local_repo=tmp_path / "example")
+    payload = pr_payload(number=1, sha=head, action="opened", repo="example/miles")
+    payload["pull_request"]["base"]["sha"] = base
+    body = json.dumps(payload).encode()
+    caplog.set_level(logging.WARNING, logger="bot.app")
+    with serving(create_app(settings, run_worker=True)) as url:
+        answer = httpx.post(f"{url}/webhook", content=body, headers={
+            "Content-Type": "application/json", "X-GitHub-Event": "pull_request",
+            "X-GitHub-Delivery": "local-1"})
+        assert answer.status_code == 202
+        store = Store(settings.database_url)
+        try:
+            _wait_for(lambda: store.get("local-1").status == "done")  # type: ignore[union-attr]
+            effects = store.effects()
+        finally:
+            store.close()
+    assert {e.kind for e in effects} >= {"check_run", "comment"}
+    assert all(e.status == "done" and e.result == {"dry_run": True} for e in effects)
+    assert any("ROCMBOT_LOCAL_REPO" in r.getMessage() for r in caplog.records)
+
+
+def test_without_app_credentials_or_a_clone_the_log_says_how_to_see_the_bot_work(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="bot.app")
+    settings = Settings(dry_run=True, database_url=f"sqlite:///{tmp_path}/db.sqlite")
+    with serving(create_app(settings, router=Router(), run_worker=True)):
+        pass
+    notices = [r.getMessage() for r in caplog.records if "no App credentials" in r.getMessage()]
+    assert len(notices) == 1 and "nothing is analysed" in notices[0] and "`rocmbot demo`" in notices[0]
+
+
+def _wait_for(condition: Any, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "not in time"
+        time.sleep(0.05)
