@@ -88,23 +88,35 @@ def test_a_stale_head_is_superseded_not_analysed(store: Store) -> None:
 
 def test_a_slow_handler_keeps_its_lease(store: Store) -> None:
     router = Router()
-    started = threading.Event()
+    started, release = threading.Event(), threading.Event()
 
     @router.register("pull_request")
     def slow(event: Event, context: Any) -> None:
         started.set()
-        time.sleep(1.0)  # more than three lease lengths
+        release.wait(60)  # until the lease has outlived its first expiry
 
     _add(store, "pull_request", "p1", pr_payload())
     worker = Worker(store, router, SETTINGS, name="slow")
     worker.start(1)
     try:
-        assert started.wait(5)
-        time.sleep(0.6)
-        other = Worker(store, router, SETTINGS, name="other")
-        assert other.run_once() is False  # the lease was renewed, nothing to take over
+        assert started.wait(30)
+        record = store.get("p1")
+        assert record is not None and record.lease_expires_at is not None
+        first_expiry = record.lease_expires_at
+        deadline = time.monotonic() + 60
+        while True:  # a moment past the first expiry at which the renewed lease still holds
+            now = time.time()
+            record = store.get("p1")
+            assert record is not None and record.lease_expires_at is not None
+            if now > first_expiry and record.lease_expires_at > now:
+                break
+            assert time.monotonic() < deadline, "the lease was not renewed"
+            time.sleep(0.01)
+        # At that moment nobody can take the delivery over: the lease was renewed.
+        assert store.claim("other/0", lease_seconds=1, max_attempts=3, now=now) == []
     finally:
-        worker.stop(timeout=5)
+        release.set()
+        worker.stop(timeout=30)
     assert store.get("p1").status == "done"  # type: ignore[union-attr]
 
 
