@@ -109,8 +109,8 @@ def no_app_notice(settings: Settings) -> str | None:
                 "(ROCMBOT_LOCAL_REPO); effects are recorded, not sent")
     return ("no App credentials: deliveries are stored, but GitHub cannot be read, so nothing is "
             "analysed. Set ROCMBOT_LOCAL_REPO to a clone of the repository to analyse its PRs "
-            "(effects recorded, not sent), or run `rocmbot demo` to see rocmbot work without a "
-            "GitHub App")
+            "(effects recorded, not sent), or run `rocmbot sandbox` (or `rocmbot demo`) to see "
+            "rocmbot work without a GitHub App")
 
 
 def app_ports(settings: Settings) -> PortFactory:

@@ -291,7 +291,7 @@ def test_without_app_credentials_or_a_clone_the_log_says_how_to_see_the_bot_work
     with serving(create_app(settings, router=Router(), run_worker=True)):
         pass
     notices = [r.getMessage() for r in caplog.records if "no App credentials" in r.getMessage()]
-    assert len(notices) == 1 and "nothing is analysed" in notices[0] and "`rocmbot demo`" in notices[0]
+    assert len(notices) == 1 and "nothing is analysed" in notices[0] and "`rocmbot sandbox`" in notices[0]
 
 
 def _wait_for(condition: Any, timeout: float = 60) -> None:
