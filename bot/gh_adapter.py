@@ -65,22 +65,27 @@ def rate_limit_wait(status: int, headers: Mapping[str, Any], message: str,
 
 
 class _Retry(Retry):
-    """The client's only retries: a rate limit that names its wait (that request was not
-    carried out), waited out exactly when the wait and the request after it fit before the
-    delivery's deadline; and a request that could not connect (it never reached GitHub).
+    """The client's retries, none of them waiting past the delivery's deadline: each is made
+    only when its wait and the request after it end before then (``margin`` is the longest a
+    request may take: its timeout and the write pacing before it).
 
-    Anything else fails at once: a 5xx, a timeout, a lost connection. The worker retries the
-    delivery with backoff (one layer of retry, not one inside the other), a rate limit at the
-    time GitHub named, and the effects ledger keeps a write from being made twice. ``margin``
-    is the longest a request may take (its timeout and the write pacing before it).
+    - A rate limit that names its wait (that request was not carried out): waited out exactly
+      as long as GitHub says. One that does not fit goes back to the worker, which queues the
+      delivery for that time.
+    - A read that failed (5xx, timeout, lost connection), and any request that could not
+      connect: sent again after a short backoff, ``total`` times at most (two by default:
+      about a second). A persistent failure then fails the attempt, and the worker's backoff
+      is the one long wait.
+    - A write answered 5xx or cut off may have been carried out: never sent again here; the
+      delivery is retried and the effects ledger keeps the write from being made twice.
     """
 
     def __init__(self, secondary_wait: float = 60.0, margin: float = 0.0, **kwargs: Any) -> None:
         self.secondary_wait = secondary_wait
         self.margin = margin
         self.wait: float | None = None  # the rate limit this retry waits out
-        kwargs.setdefault("status_forcelist", [403, 429])
-        kwargs.setdefault("allowed_methods", None)  # a rate-limited write was not carried out
+        kwargs.setdefault("status_forcelist", [403, 429, *range(500, 600)])
+        kwargs.setdefault("allowed_methods", None)  # increment tells reads from writes
         super().__init__(**kwargs)
 
     def new(self, **kw: Any) -> Self:
@@ -89,7 +94,8 @@ class _Retry(Retry):
         return super().new(**kw)
 
     def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
-        return status_code in (403, 429) and super().is_retry(method, status_code, has_retry_after)
+        wanted = status_code in (403, 429) or 500 <= status_code < 600
+        return wanted and super().is_retry(method, status_code, has_retry_after)
 
     def _give_up(self, method: str | None, url: str | None, response: Any, error: Exception | None,
                  _pool: Any, _stacktrace: Any) -> Self:
@@ -107,7 +113,7 @@ class _Retry(Retry):
         _pool: Any = None,
         _stacktrace: Any = None,
     ) -> Self:
-        if response is not None:
+        if response is not None and response.status in (403, 429):
             wait = rate_limit_wait(response.status, response.headers, "", self.secondary_wait)
             if wait is None or not deadline.fits(wait + self.margin):
                 return self._give_up(method, url, response, error, _pool, _stacktrace)
@@ -115,7 +121,10 @@ class _Retry(Retry):
             retry.wait = wait
             log.info("rate limited: waiting as GitHub asked", extra={"seconds": wait, "url": url})
             return retry
-        if not isinstance(error, NewConnectionError | ConnectTimeoutError):
+        is_write = (method or "GET").upper() not in ("GET", "HEAD") and not (url or "").rstrip(
+            "/").endswith("/graphql")
+        never_sent = response is None and isinstance(error, NewConnectionError | ConnectTimeoutError)
+        if is_write and not never_sent:
             return self._give_up(method, url, response, error, _pool, _stacktrace)
         retry = super().increment(method, url, response, error, _pool, _stacktrace)
         if not deadline.fits(retry.get_backoff_time() + self.margin):

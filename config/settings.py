@@ -38,8 +38,8 @@ class Settings(BaseSettings):
     private_key: SecretStr | None = None
     private_key_path: Path | None = None
     github_api_url: str = "https://api.github.com"
-    github_retries: int = Field(default=6, ge=0, le=20)
-    github_backoff_seconds: float = Field(default=1.0, ge=0)
+    github_retries: int = Field(default=2, ge=0, le=20)
+    github_backoff_seconds: float = Field(default=0.5, ge=0)
     secondary_rate_wait_seconds: float = Field(
         default=60.0, ge=0, description="wait after a secondary rate limit that names none (no Retry-After)"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from github import GithubException
@@ -47,15 +48,41 @@ def _world(sim: Simulator) -> tuple[PyGithubPort, Repository, PullRequest]:
     return port, repo, pull
 
 
-def test_a_5xx_is_not_retried_inside_the_client(sim: Simulator, seeded: Seeded) -> None:
-    """One layer of retry: the worker retries the delivery with backoff, so a persistent 5xx
-    costs a worker thread one request per attempt, not a round of client retries each."""
+def test_a_read_is_retried_after_a_5xx(sim: Simulator, seeded: Seeded) -> None:
     port, _, pull = seeded
     sim.faults.fail(502, times=2, method="GET", path="/repos/*/pulls/*")
+    assert port.pull_request("octo/miles", pull.number).number == pull.number
+    assert [c.status for c in sim.state.find_calls("GET", "/repos/*/pulls/*")] == [502, 502, 200]
+
+
+def _port(sim: Simulator, **settings: Any) -> PyGithubPort:
+    state = sim.state
+    return GitHubApp(Settings(app_id=state.app.id, private_key=SecretStr(state.app.private_key_pem),
+                              github_api_url=sim.url, seconds_between_writes=0, **settings)).installation(5)
+
+
+def test_a_persistent_5xx_costs_a_few_quick_requests_then_the_attempt_fails(
+        sim: Simulator, seeded: Seeded) -> None:
+    """The default retries are a short burst (two, a second apart at most): the worker's
+    backoff is the one long wait, not client retries inside worker retries."""
+    _, _, pull = seeded
+    port = _port(sim, github_backoff_seconds=0)  # the default number of retries
+    sim.faults.fail(502, times=None, method="GET", path="/repos/*/pulls/*")
     with pytest.raises(GithubException) as raised:
         port.pull_request("octo/miles", pull.number)
     assert raised.value.status == 502
-    assert [c.status for c in sim.state.find_calls("GET", "/repos/*/pulls/*")] == [502]
+    assert [c.status for c in sim.state.find_calls("GET", "/repos/*/pulls/*")] == [502] * 3
+    port.gh.close()
+
+
+def test_a_read_retry_that_would_end_past_the_deadline_is_not_made(sim: Simulator, seeded: Seeded) -> None:
+    _, _, pull = seeded
+    port = _port(sim, github_backoff_seconds=10, github_retries=5)  # 0 s, then 20 s
+    sim.faults.fail(502, times=None, method="GET", path="/repos/*/pulls/*")
+    with deadline_in(port.margin + 5), pytest.raises(GithubException):
+        port.pull_request("octo/miles", pull.number)
+    assert [c.status for c in sim.state.find_calls("GET", "/repos/*/pulls/*")] == [502] * 2
+    port.gh.close()
 
 
 def test_a_secondary_rate_limit_is_waited_out_as_long_as_retry_after_says(
