@@ -19,6 +19,7 @@ from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect
 
 from bot.context import context_factory as default_context
+from bot.context import no_app_notice
 from bot.events import Event
 from bot.metrics import Metrics
 from bot.router import Router
@@ -52,7 +53,9 @@ class Readiness(BaseModel):
 
 
 def _error(status: int, reason: str) -> JSONResponse:
-    return JSONResponse({"error": reason}, status_code=status)
+    # A refusal before the body is read closes the connection: the rest is not read.
+    headers = {"Connection": "close"} if status in (408, 413, 503) else None
+    return JSONResponse({"error": reason}, status_code=status, headers=headers)
 
 
 def _header(name: str, description: str, required: bool = True, longest: int = 100) -> dict[str, Any]:
@@ -84,25 +87,79 @@ WEBHOOK_REQUEST: dict[str, Any] = {
 }
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None:
+SMALL_BODY_BYTES = 1024 * 1024
+BUSY = "too many deliveries are being read at once; redeliver later"
+
+
+class BodyBudget:
+    """The bytes of request bodies held at once before their signature is checked.
+
+    Anybody can send a body: it is read only when its size (declared, or as it arrives) fits
+    the budget, and answered 503 beyond it, so unauthenticated requests cannot make the
+    service hold memory without bound. A fifth of the budget is kept for bodies of at most a
+    MiB (nearly all of GitHub's deliveries), so a flood of large bodies does not turn those
+    away. Used on the event loop only.
+    """
+
+    def __init__(self, total: int, largest: int) -> None:
+        self.total = max(total, largest)
+        self.large_total = max(self.total - self.total // 5, largest)
+        self.used = 0
+        self.peak = 0
+
+    def take(self, size: int, *, small: bool) -> bool:
+        if self.used + size > (self.total if small else self.large_total):
+            return False
+        self.used += size
+        self.peak = max(self.peak, self.used)
+        return True
+
+    def give(self, size: int) -> None:
+        self.used -= size
+
+
+@asynccontextmanager
+async def _body(request: Request, limit: int, budget: BodyBudget, seconds: float) -> AsyncIterator[bytearray]:
+    """The request's body, held within ``budget`` until the block ends."""
+    declared: int | None = None
+    if "content-length" in request.headers:
         try:
-            if int(declared) > limit:
-                raise WebhookError(413, f"body is over the {limit}-byte limit")
+            declared = int(request.headers["content-length"])
         except ValueError as exc:
             raise WebhookError(400, "Content-Length is not a number") from exc
-    chunks: list[bytes] = []
-    size = 0
+        if declared < 0:
+            raise WebhookError(400, "Content-Length is negative")
+        if declared > limit:
+            raise WebhookError(413, f"body is over the {limit}-byte limit")
+    held = 0
     try:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise WebhookError(413, f"body is over the {limit}-byte limit")
-            chunks.append(chunk)
-    except ClientDisconnect as exc:  # nobody hears the answer, but it is not a server error
-        raise WebhookError(400, "the client went away before the body ended") from exc
-    return b"".join(chunks)
+        if declared is not None:  # one buffer of the declared size, taken before any byte is read
+            if not budget.take(declared, small=declared <= SMALL_BODY_BYTES):
+                raise WebhookError(503, BUSY)
+            held = declared
+        body = bytearray(declared or 0)
+        size = 0
+        try:
+            async with asyncio.timeout(seconds):
+                async for chunk in request.stream():
+                    end = size + len(chunk)
+                    if end > limit:
+                        raise WebhookError(413, f"body is over the {limit}-byte limit")
+                    if declared is None:
+                        if not budget.take(len(chunk), small=False):
+                            raise WebhookError(503, BUSY)
+                        held += len(chunk)
+                        body += chunk
+                    else:
+                        body[size:end] = chunk
+                    size = end
+        except ClientDisconnect as exc:  # nobody hears the answer, but it is not a server error
+            raise WebhookError(400, "the client went away before the body ended") from exc
+        except TimeoutError as exc:
+            raise WebhookError(408, f"the body did not arrive within {seconds:g} s") from exc
+        yield body
+    finally:
+        budget.give(held)
 
 
 async def _log_info(message: str, fields: dict[str, Any]) -> None:
@@ -138,6 +195,7 @@ def create_app(
     secrets = settings.secrets
     verify = bool(secrets)
     state: dict[str, Any] = {}
+    budget = BodyBudget(settings.body_buffer_bytes, settings.max_body_bytes)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -161,6 +219,8 @@ def create_app(
             worker.start()
         if not verify:
             log.warning("no webhook secret: accepting unsigned deliveries (dry-run)")
+        if run_worker and (without_app := no_app_notice(settings)):
+            log.warning(without_app)
         log.info("service started", extra={"dry_run": settings.effective_dry_run,
                                            "database": db.dialect, "worker": run_worker})
         checkpoints = asyncio.create_task(_checkpoints(db)) if db.dialect == "sqlite" else None
@@ -184,6 +244,7 @@ def create_app(
                   description="GitHub App webhook receiver for GPU ML repositories.")
     app.state.metrics = metrics
     app.state.settings = settings
+    app.state.body_budget = budget
 
     def current_store() -> Store:
         db = state.get("store")
@@ -198,9 +259,11 @@ def create_app(
         202: {"description": "stored", "model": Accepted},
         400: {"description": "malformed body or missing headers", "model": ErrorBody},
         401: {"description": "missing or wrong signature", "model": ErrorBody},
+        408: {"description": "the body did not arrive in time", "model": ErrorBody},
         413: {"description": "body over the size limit", "model": ErrorBody},
         415: {"description": "unsupported content type", "model": ErrorBody},
-        503: {"description": "the store is unavailable; GitHub may redeliver", "model": ErrorBody},
+        503: {"description": "the store is unavailable, or too many bodies are being read at once; "
+                            "GitHub may redeliver", "model": ErrorBody},
     })
     async def webhook(request: Request) -> Response:
         """Verify, store, then answer: GitHub waits ten seconds at most."""
@@ -209,8 +272,8 @@ def create_app(
         # grow the metrics without bound), and a log field is cut short.
         event_name = request.headers.get("x-github-event", "?")[:100]
         try:
-            body = await _read_body(request, settings.max_body_bytes)
-            delivery = parse_delivery(request.headers, body, secrets, verify=verify)
+            async with _body(request, settings.max_body_bytes, budget, settings.body_read_seconds) as body:
+                delivery = parse_delivery(request.headers, body, secrets, verify=verify)
         except WebhookError as exc:
             metrics.deliveries.labels(metric_event(event_name), f"rejected_{exc.status}").inc()
             log.info("delivery rejected", extra={"status": exc.status, "reason": exc.reason,

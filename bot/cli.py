@@ -133,6 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", metavar="PATH", help="where to build it (default: a temporary folder)")
     p.add_argument("--format", choices=FORMAT_NAMES, default="markdown",
                    help="output format (default: markdown)")
+
+    p = sub.add_parser("sandbox", help="the GitHub simulator, the service as its App, an example PR: "
+                       "see rocmbot work and talk to it from standard input")
+    p.add_argument("--dir", metavar="PATH", help="where to keep its database (default: a temporary folder)")
+    p.add_argument("--port", type=int, default=0, help="the service's port (default: any free one)")
     return parser
 
 
@@ -253,6 +258,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     sys.stdout.write(run_demo(args.dir, args.format))
     return EXIT_OK
+
+
+def _cmd_sandbox(args: argparse.Namespace) -> int:
+    from bot.sandbox import run_sandbox
+
+    return run_sandbox(sys.stdin, sys.stdout, folder=args.dir, port=args.port)
 
 
 def _settings() -> Settings:
@@ -414,6 +425,7 @@ _COMMANDS = {
     "audit": _cmd_audit,
     "config": _cmd_config,
     "demo": _cmd_demo,
+    "sandbox": _cmd_sandbox,
     "serve": _cmd_serve,
     "worker": _cmd_worker,
     "db": _cmd_db,

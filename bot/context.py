@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,9 +72,53 @@ class HandlerContext:
         return Effects(self.store, self.github, dry_run=self.dry_run, delivery_id=self.event.delivery_id)
 
 
+def local_ports(repo_path: str) -> PortFactory:
+    """A local clone standing in for GitHub: each pull_request delivery's PR is read from it
+    at the base and head the delivery names (other events get no port). One port per thread:
+    a worker thread processes one delivery at a time."""
+    from bot.local_port import LocalPort
+
+    mine = threading.local()
+
+    def port(event: Event) -> GitHubPort | None:
+        pr = event.payload.get("pull_request")
+        if not isinstance(pr, dict) or event.pr_number is None:
+            return None
+        base, head = ((pr.get(side) or {}).get("sha") for side in ("base", "head"))
+        if not (isinstance(base, str) and isinstance(head, str)):
+            return None
+        local: LocalPort | None = getattr(mine, "port", None)
+        if local is None:
+            local = mine.port = LocalPort(repo_path)
+        local.repo = event.repository or "local/repo"
+        local.prs = {event.pr_number: (base, head)}
+        local.default_ref = base
+        local.author = str((pr.get("user") or {}).get("login") or "contributor")
+        local.writes.clear()
+        return local
+
+    return port
+
+
+def no_app_notice(settings: Settings) -> str | None:
+    """What a worker without App credentials can do, for its log; None with them."""
+    if settings.has_app_credentials:
+        return None
+    if settings.local_repo is not None:
+        return (f"no App credentials: each PR is read from the clone at {settings.local_repo} "
+                "(ROCMBOT_LOCAL_REPO); effects are recorded, not sent")
+    return ("no App credentials: deliveries are stored, but GitHub cannot be read, so nothing is "
+            "analysed. Set ROCMBOT_LOCAL_REPO to a clone of the repository to analyse its PRs "
+            "(effects recorded, not sent), or run `rocmbot sandbox` (or `rocmbot demo`) to see "
+            "rocmbot work without a GitHub App")
+
+
 def app_ports(settings: Settings) -> PortFactory:
-    """GitHub through the App's installation tokens, or nothing without App credentials."""
+    """GitHub through the App's installation tokens; without App credentials, the local clone
+    of ``ROCMBOT_LOCAL_REPO``, or nothing."""
     if not settings.has_app_credentials:
+        if settings.local_repo is not None:
+            return local_ports(str(settings.local_repo))
         return lambda event: None
     from bot.gh_adapter import GitHubApp
 

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import base64
+import email.utils
 import json
 import logging
 import threading
-from typing import Any
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Self
 
-from github import Auth, Github, GithubException, GithubRetry
+from github import Auth, Github, GithubException
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+from urllib3.util.retry import Retry
 
+from bot import deadline
+from bot.deadline import RetryLaterError
 from bot.logs import redact_secrets
 from bot.port import (
     Batch,
@@ -32,24 +38,71 @@ API_VERSION = "2022-11-28"
 BLOBS_PER_QUERY_MAX = 120  # fifty files at base and head, and what comes with them
 
 
-class _Retry(GithubRetry):
-    """GithubRetry, except that a write is never sent twice.
+def rate_limit_wait(status: int, headers: Mapping[str, Any], message: str,
+                    secondary_wait: float) -> float | None:
+    """Seconds GitHub asks to wait before a refused request may be sent again; None when the
+    answer is not a rate limit. ``Retry-After`` is taken as it is; a primary limit (no requests
+    left) lasts until its reset; a secondary limit that names no wait gets ``secondary_wait``
+    (GitHub: "at least one minute")."""
+    if status not in (403, 429):
+        return None
+    lower = {str(k).lower(): str(v) for k, v in headers.items()}
+    after = lower.get("retry-after", "").strip()
+    if after:
+        try:
+            return max(0.0, float(after))
+        except ValueError:
+            try:
+                return max(0.0, email.utils.parsedate_to_datetime(after).timestamp() - time.time())
+            except (TypeError, ValueError):
+                pass
+    reset = lower.get("x-ratelimit-reset", "")
+    if lower.get("x-ratelimit-remaining") == "0" and reset.isdigit():
+        return max(0.0, int(reset) - time.time())
+    if status == 429 or "rate limit" in message.lower():
+        return secondary_wait
+    return None
 
-    A POST that failed with 5xx or lost its connection may have been carried out; sending it
-    again could comment or dispatch twice. The handler fails instead, the delivery is retried,
-    and the effects ledger reconciles. Rate-limit answers (403/429 with Retry-After or a rate
-    limit message) were not carried out and are retried, waiting at least ``min_secondary_wait``.
+
+class _Retry(Retry):
+    """The client's retries, none of them waiting past the delivery's deadline: each is made
+    only when its wait and the request after it end before then (``margin`` is the longest a
+    request may take: its timeout and the write pacing before it).
+
+    - A rate limit that names its wait (that request was not carried out): waited out exactly
+      as long as GitHub says. One that does not fit goes back to the worker, which queues the
+      delivery for that time.
+    - A read that failed (5xx, timeout, lost connection), and any request that could not
+      connect: sent again after a short backoff, ``total`` times at most (two by default:
+      about a second). A persistent failure then fails the attempt, and the worker's backoff
+      is the one long wait.
+    - A write answered 5xx or cut off may have been carried out: never sent again here; the
+      delivery is retried and the effects ledger keeps the write from being made twice.
     """
 
-    def __init__(self, min_secondary_wait: float = 60.0, **kwargs: Any) -> None:
-        self.min_secondary_wait = min_secondary_wait
-        kwargs.setdefault("status_forcelist", [*range(500, 600), 429])
-        kwargs.setdefault("secondary_rate_wait", min_secondary_wait)
+    def __init__(self, secondary_wait: float = 60.0, margin: float = 0.0, **kwargs: Any) -> None:
+        self.secondary_wait = secondary_wait
+        self.margin = margin
+        self.wait: float | None = None  # the rate limit this retry waits out
+        kwargs.setdefault("status_forcelist", [403, 429, *range(500, 600)])
+        kwargs.setdefault("allowed_methods", None)  # increment tells reads from writes
         super().__init__(**kwargs)
 
-    def new(self, **kw: Any) -> _Retry:
-        kw["min_secondary_wait"] = self.min_secondary_wait
+    def new(self, **kw: Any) -> Self:
+        kw["secondary_wait"] = self.secondary_wait
+        kw["margin"] = self.margin
         return super().new(**kw)
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        wanted = status_code in (403, 429) or 500 <= status_code < 600
+        return wanted and super().is_retry(method, status_code, has_retry_after)
+
+    def _give_up(self, method: str | None, url: str | None, response: Any, error: Exception | None,
+                 _pool: Any, _stacktrace: Any) -> Self:
+        # Exhausted, so the parent raises (or, for an answer, urllib3 hands it back and PyGithub
+        # raises it). Not through this override again: it would recurse.
+        exhausted = self.new(total=0, connect=0, read=0, status=0, other=0)
+        return Retry.increment(exhausted, method, url, response, error, _pool, _stacktrace)
 
     def increment(
         self,
@@ -59,31 +112,46 @@ class _Retry(GithubRetry):
         error: Exception | None = None,
         _pool: Any = None,
         _stacktrace: Any = None,
-    ) -> Any:
-        is_write = method == "POST" and not (url or "").rstrip("/").endswith("/graphql")
-        unsafe_error = error is not None and not isinstance(error, NewConnectionError | ConnectTimeoutError)
-        if is_write and ((response is not None and response.status >= 500) or unsafe_error):
-            # Exhausted, so the parent raises and the caller sees the 5xx. Not through this
-            # override again: that would recurse until RecursionError (found by bench/chaos.py).
-            exhausted = self.new(total=0, connect=0, read=0, status=0, other=0)
-            return GithubRetry.increment(exhausted, method, url, response, error, _pool, _stacktrace)
-        return super().increment(method, url, response, error, _pool, _stacktrace)
+    ) -> Self:
+        if response is not None and response.status in (403, 429):
+            wait = rate_limit_wait(response.status, response.headers, "", self.secondary_wait)
+            if wait is None or not deadline.fits(wait + self.margin):
+                return self._give_up(method, url, response, error, _pool, _stacktrace)
+            retry = super().increment(method, url, response, error, _pool, _stacktrace)
+            retry.wait = wait
+            log.info("rate limited: waiting as GitHub asked", extra={"seconds": wait, "url": url})
+            return retry
+        is_write = (method or "GET").upper() not in ("GET", "HEAD") and not (url or "").rstrip(
+            "/").endswith("/graphql")
+        never_sent = response is None and isinstance(error, NewConnectionError | ConnectTimeoutError)
+        if is_write and not never_sent:
+            return self._give_up(method, url, response, error, _pool, _stacktrace)
+        retry = super().increment(method, url, response, error, _pool, _stacktrace)
+        if not deadline.fits(retry.get_backoff_time() + self.margin):
+            return self._give_up(method, url, response, error, _pool, _stacktrace)
+        return retry
 
-    def get_retry_after(self, response: Any) -> float | None:
-        value = super().get_retry_after(response)
-        if value is not None and response.status in (403, 429):
-            return max(value, self.min_secondary_wait)
-        return value
+    def sleep(self, response: Any = None) -> None:
+        if self.wait is not None:
+            time.sleep(self.wait)
+        else:
+            self._sleep_backoff()
 
 
-def retry_policy(settings: Settings) -> GithubRetry:
+def retry_policy(settings: Settings) -> Retry:
     """The retry policy of every client the service builds (never a write twice)."""
     return _Retry(
-        min_secondary_wait=settings.secondary_rate_wait_seconds,
+        secondary_wait=settings.secondary_rate_wait_seconds,
+        margin=request_margin(settings),
         total=settings.github_retries,
         backoff_factor=settings.github_backoff_seconds,
         raise_on_status=False,
     )
+
+
+def request_margin(settings: Settings) -> float:
+    """The longest one request may take: the write pacing before it, then its timeout."""
+    return settings.github_timeout_seconds + settings.seconds_between_writes
 
 
 def _client(settings: Settings, auth: Auth.Auth) -> Github:
@@ -94,7 +162,7 @@ def _client(settings: Settings, auth: Auth.Auth) -> Github:
         retry=retry_policy(settings),
         seconds_between_requests=None,
         seconds_between_writes=settings.seconds_between_writes,
-        timeout=30,
+        timeout=settings.github_timeout_seconds,
         lazy=True,
     )
 
@@ -118,7 +186,9 @@ class GitHubApp:
             port = self._clients.get(installation_id)
             if port is None:
                 auth = self._auth.get_installation_auth(installation_id)
-                port = PyGithubPort(_client(self.settings, auth))
+                port = PyGithubPort(_client(self.settings, auth),
+                                    secondary_wait=self.settings.secondary_rate_wait_seconds,
+                                    margin=request_margin(self.settings))
                 self._clients[installation_id] = port
             return port
 
@@ -206,14 +276,30 @@ class PyGithubPort:
     """The port over PyGithub's requester: every call is one documented REST or GraphQL request
     (pages aside), with PyGithub's auth, retries and write pacing."""
 
-    def __init__(self, gh: Github) -> None:
+    def __init__(self, gh: Github, *, secondary_wait: float = 60.0, margin: float = 0.0) -> None:
         self.gh = gh
         self._req = gh.requester
+        self.secondary_wait = secondary_wait
+        self.margin = margin  # the longest one request may take
+
+    def _request(self, what: str, send: Callable[..., tuple[Any, Any]], *args: Any, **kwargs: Any) -> Any:
+        """One request, started only when it ends before the delivery's deadline; a rate limit
+        the client did not wait out is RetryLaterError, with the wait GitHub named."""
+        deadline.check(self.margin, what)
+        try:
+            _, data = send(*args, **kwargs)
+        except GithubException as exc:
+            message = str((exc.data or {}).get("message", "")) if isinstance(exc.data, dict) else ""
+            wait = rate_limit_wait(exc.status, exc.headers or {}, message, self.secondary_wait)
+            if wait is None:
+                raise
+            raise RetryLaterError(wait, f"GitHub rate limit on {what}") from exc
+        return data
 
     def _call(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None) -> Any:
         headers = {"X-GitHub-Api-Version": API_VERSION, "Accept": "application/vnd.github+json"}
-        _, data = self._req.requestJsonAndCheck(method, path, parameters=params, input=body, headers=headers)
-        return data
+        return self._request(f"{method} {path}", self._req.requestJsonAndCheck, method, path,
+                             parameters=params, input=body, headers=headers)
 
     def _pages(
         self,
@@ -285,7 +371,8 @@ class PyGithubPort:
                 + "\n".join(fields)
                 + "\n} }"
             )
-            _, data = self._req.graphql_query(query, {"owner": owner, "name": name})
+            data = self._request("POST /graphql", self._req.graphql_query, query,
+                                 {"owner": owner, "name": name})
             found = ((data.get("data") or {}).get("repository")) or {}
             if asks_pull and found.get("pull"):
                 found_pull = _graphql_pr(repo, found["pull"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.events import Event
@@ -22,6 +22,7 @@ class HandlerOutcome:
     handler: str
     error: str | None = None
     seconds: float = 0.0
+    exception: Exception | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -68,7 +69,7 @@ class Router:
             except Exception as exc:
                 log.exception("handler failed", extra={"handler": name, "delivery_id": event.delivery_id})
                 outcomes.append(HandlerOutcome(name, f"{type(exc).__name__}: {exc}",
-                                               time.perf_counter() - start))
+                                               time.perf_counter() - start, exc))
             else:
                 outcomes.append(HandlerOutcome(name, None, time.perf_counter() - start))
         if any(not o.ok for o in outcomes):

@@ -7,7 +7,7 @@ import signal
 import threading
 from types import FrameType
 
-from bot.context import context_factory
+from bot.context import context_factory, no_app_notice
 from bot.store.store import Store
 from bot.worker import Worker
 from config.settings import Settings
@@ -49,6 +49,8 @@ def run_workers(settings: Settings, concurrency: int) -> None:
     if settings.migrate_on_start:
         store.upgrade()
     worker = Worker(store, build_router(), settings, context_factory=context_factory(settings, store))
+    if without_app := no_app_notice(settings):
+        log.warning(without_app)
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:

@@ -37,12 +37,12 @@ class WebhookError(Exception):
         self.reason = reason
 
 
-def sign(secret: bytes, body: bytes) -> str:
+def sign(secret: bytes, body: bytes | bytearray) -> str:
     """The `X-Hub-Signature-256` value GitHub sends for ``body``."""
     return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
 
 
-def verify_signature(secrets: Sequence[bytes], body: bytes, signature: str | None) -> None:
+def verify_signature(secrets: Sequence[bytes], body: bytes | bytearray, signature: str | None) -> None:
     """Accept the body if any configured secret signed it; compare in constant time."""
     if not signature:
         raise WebhookError(401, "missing X-Hub-Signature-256 header")
@@ -69,7 +69,7 @@ class Delivery:
 
 
 def parse_delivery(
-    headers: Mapping[str, str], body: bytes, secrets: Sequence[bytes], *, verify: bool = True
+    headers: Mapping[str, str], body: bytes | bytearray, secrets: Sequence[bytes], *, verify: bool = True
 ) -> Delivery:
     """Validate a webhook request (headers lower-cased) and parse its payload."""
     event = headers.get("x-github-event", "").strip()
@@ -84,7 +84,7 @@ def parse_delivery(
         raise WebhookError(400, "X-GitHub-Event or X-GitHub-Delivery is too long")
     content_type = headers.get("content-type", "application/json").split(";")[0].strip().lower()
     if content_type == "application/json":
-        raw = body
+        raw: bytes | bytearray = body
     elif content_type == "application/x-www-form-urlencoded":
         try:
             form = urllib.parse.parse_qs(body.decode("utf-8"), strict_parsing=True)
@@ -103,4 +103,4 @@ def parse_delivery(
         raise WebhookError(400, f"body is not valid JSON: {str(exc).splitlines()[0][:200]}") from exc
     if not isinstance(payload, dict):
         raise WebhookError(400, "payload must be a JSON object")
-    return Delivery(delivery_id, event, payload, body, text)
+    return Delivery(delivery_id, event, payload, bytes(body), text)

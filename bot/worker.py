@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.deadline import RetryLaterError, deadline_in
 from bot.events import Event
 from bot.metrics import Metrics
 from bot.router import HandlerError, Router
@@ -21,6 +22,53 @@ from config.settings import Settings
 log = logging.getLogger(__name__)
 
 ContextFactory = Callable[[Event], Any]
+
+# The names of this process's workers that are running: a lease named after this process's
+# id but none of these was taken by an earlier process that had the same id (a container's
+# process is often pid 1 on every start).
+_RUNNING: set[str] = set()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def dead_owners(owners: set[str], host: str, pid: int) -> list[str]:
+    """The lease owners (``host:pid:id/thread``) that were processes of this host now gone.
+
+    An owner on another host, or one whose process still runs, is not among them: its leases
+    are left to expire. Hosts are told apart by name, so replicas must have distinct names
+    (containers and pods do by default).
+    """
+    gone: list[str] = []
+    for owner in sorted(owners):
+        name = owner.rpartition("/")[0] or owner
+        parts = name.rsplit(":", 2)
+        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit() or int(parts[1]) <= 0:
+            continue
+        their_pid = int(parts[1])
+        if their_pid == pid:
+            if name not in _RUNNING:
+                gone.append(owner)
+        elif not _alive(their_pid):
+            gone.append(owner)
+    return gone
+
+
+def retry_later(exc: Exception) -> float | None:
+    """When GitHub said to come back (a rate limit), the longest wait it named; else None."""
+    if isinstance(exc, RetryLaterError):
+        return exc.seconds
+    if isinstance(exc, HandlerError):
+        waits = [o.exception.seconds for o in exc.outcomes if isinstance(o.exception, RetryLaterError)]
+        return max(waits) if waits else None
+    return None
 
 
 def _fields(record: DeliveryRecord) -> dict[str, Any]:
@@ -59,6 +107,8 @@ class Worker:
 
     def start(self, concurrency: int | None = None) -> None:
         count = concurrency or self.settings.worker_concurrency
+        _RUNNING.add(self.name)
+        self.reclaim_predecessors()
         for index in range(count):
             thread = threading.Thread(target=self._loop, args=(self.owner(index),),
                                       name=f"rocmbot-worker-{index}", daemon=True)
@@ -79,6 +129,21 @@ class Worker:
         if released:
             log.warning("released leases on shutdown", extra={"worker": self.name, "count": released})
         self._threads.clear()
+        _RUNNING.discard(self.name)
+
+    def reclaim_predecessors(self) -> int:
+        """Take back at once the leases of processes of this host that died (a restart after
+        SIGKILL finds its predecessor's work due now, not when its leases expire)."""
+        try:
+            gone = dead_owners(self.store.lease_owners(), socket.gethostname(), os.getpid())
+            count = self.store.expire_leases(gone)
+        except Exception:  # the database is away: the leases expire in their own time
+            log.exception("could not look for the leases of dead processes", extra={"worker": self.name})
+            return 0
+        if gone:
+            log.warning("took back the leases of processes gone", extra={
+                "worker": self.name, "owners": gone, "deliveries": count})
+        return count
 
     def run_forever(self, concurrency: int | None = None) -> None:
         self.start(concurrency)
@@ -138,10 +203,12 @@ class Worker:
         start = time.perf_counter()
         try:
             event = record.to_event()
-            self.router.dispatch(event, self.context_factory(event))
+            with deadline_in(self.settings.delivery_deadline_seconds):
+                self.router.dispatch(event, self.context_factory(event))
         except Exception as exc:
             elapsed = time.perf_counter() - start
             error = str(exc) if isinstance(exc, HandlerError) else f"{type(exc).__name__}: {exc}"
+            later = retry_later(exc)
             if record.attempts >= self.settings.max_attempts:
                 self.store.finish(record, owner, "dead", error=error)
                 self.stats.dead += 1
@@ -149,8 +216,8 @@ class Worker:
                                                            "error": error})
                 self._observe(record, "dead", elapsed)
             else:
-                delay = backoff_seconds(record.attempts, self.settings.backoff_base_seconds,
-                                        self.settings.backoff_max_seconds)
+                delay = later if later is not None else backoff_seconds(
+                    record.attempts, self.settings.backoff_base_seconds, self.settings.backoff_max_seconds)
                 self.store.finish(record, owner, "queued", error=error, retry_at=time.time() + delay)
                 self.stats.failed += 1
                 log.warning("delivery failed; will retry",

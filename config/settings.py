@@ -31,18 +31,34 @@ class Settings(BaseSettings):
         default=None, description="apply migrations on start (default: on for SQLite)"
     )
     app_id: int | None = None
+    local_repo: Path | None = Field(
+        default=None, description="without App credentials: a clone of the repository to read each "
+        "PR from, at the base and head its delivery names (effects are recorded, in dry-run)",
+    )
     private_key: SecretStr | None = None
     private_key_path: Path | None = None
     github_api_url: str = "https://api.github.com"
-    github_retries: int = Field(default=6, ge=0, le=20)
-    github_backoff_seconds: float = Field(default=1.0, ge=0)
+    github_retries: int = Field(default=2, ge=0, le=20)
+    github_backoff_seconds: float = Field(default=0.5, ge=0)
     secondary_rate_wait_seconds: float = Field(
-        default=60.0, ge=0, description="least wait after a secondary rate limit"
+        default=60.0, ge=0, description="wait after a secondary rate limit that names none (no Retry-After)"
+    )
+    github_timeout_seconds: int = Field(default=30, ge=1, le=600, description="timeout of one GitHub request")
+    delivery_deadline_seconds: float = Field(
+        default=300.0, gt=0, description="the longest a worker thread spends on one delivery attempt: "
+        "no GitHub request starts, and no rate limit is waited out, past it",
     )
     seconds_between_writes: float = Field(
         default=1.0, ge=0, description="pace of content-creating requests per installation"
     )
     max_body_bytes: int = Field(default=25 * 1024 * 1024, ge=1024)
+    body_buffer_bytes: int = Field(
+        default=80 * 1024 * 1024, ge=1024,
+        description="bytes of bodies read at once before their signature is checked; more get 503",
+    )
+    body_read_seconds: float = Field(
+        default=30.0, gt=0, description="time a client has to send a body; slower ones get 408",
+    )
     max_attempts: int = Field(default=8, ge=1, le=100)
     lease_seconds: float = Field(default=60.0, gt=0)
     backoff_base_seconds: float = Field(default=2.0, gt=0)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from github import GithubException
 from pydantic import SecretStr
 
-from bot.gh_adapter import GitHubApp, PyGithubPort, _graphql_pr, _split
+from bot.deadline import DeadlineError, RetryLaterError, deadline_in
+from bot.gh_adapter import GitHubApp, PyGithubPort, _graphql_pr, _split, rate_limit_wait
 from bot.ghsim import Simulator, serve_simulator
 from bot.ghsim.state import PullRequest, Repository
 from bot.port import BlobRequest
@@ -50,6 +53,83 @@ def test_a_read_is_retried_after_a_5xx(sim: Simulator, seeded: Seeded) -> None:
     sim.faults.fail(502, times=2, method="GET", path="/repos/*/pulls/*")
     assert port.pull_request("octo/miles", pull.number).number == pull.number
     assert [c.status for c in sim.state.find_calls("GET", "/repos/*/pulls/*")] == [502, 502, 200]
+
+
+def _port(sim: Simulator, **settings: Any) -> PyGithubPort:
+    state = sim.state
+    return GitHubApp(Settings(app_id=state.app.id, private_key=SecretStr(state.app.private_key_pem),
+                              github_api_url=sim.url, seconds_between_writes=0, **settings)).installation(5)
+
+
+def test_a_persistent_5xx_costs_a_few_quick_requests_then_the_attempt_fails(
+        sim: Simulator, seeded: Seeded) -> None:
+    """The default retries are a short burst (two, a second apart at most): the worker's
+    backoff is the one long wait, not client retries inside worker retries."""
+    _, _, pull = seeded
+    port = _port(sim, github_backoff_seconds=0)  # the default number of retries
+    sim.faults.fail(502, times=None, method="GET", path="/repos/*/pulls/*")
+    with pytest.raises(GithubException) as raised:
+        port.pull_request("octo/miles", pull.number)
+    assert raised.value.status == 502
+    assert [c.status for c in sim.state.find_calls("GET", "/repos/*/pulls/*")] == [502] * 3
+    port.gh.close()
+
+
+def test_a_read_retry_that_would_end_past_the_deadline_is_not_made(sim: Simulator, seeded: Seeded) -> None:
+    _, _, pull = seeded
+    port = _port(sim, github_backoff_seconds=10, github_retries=5)  # 0 s, then 20 s
+    sim.faults.fail(502, times=None, method="GET", path="/repos/*/pulls/*")
+    with deadline_in(port.margin + 5), pytest.raises(GithubException):
+        port.pull_request("octo/miles", pull.number)
+    assert [c.status for c in sim.state.find_calls("GET", "/repos/*/pulls/*")] == [502] * 2
+    port.gh.close()
+
+
+def test_a_secondary_rate_limit_is_waited_out_as_long_as_retry_after_says(
+        sim: Simulator, seeded: Seeded, caplog: pytest.LogCaptureFixture) -> None:
+    port, repo, pull = seeded
+    sim.faults.secondary_rate_limit(retry_after=2, times=1, method="POST", path="*/comments")
+    with caplog.at_level(logging.INFO, logger="bot.gh_adapter"), deadline_in(60):
+        port.create_comment("octo/miles", pull.number, "hello")
+    assert [c.status for c in sim.state.find_calls("POST", "*/comments")] == [403, 201]
+    assert [c.body for c in sim.state.comments_on(repo, pull.number)] == ["hello"]
+    assert [getattr(r, "seconds", None) for r in caplog.records
+            if r.getMessage().startswith("rate limited")] == [2.0]  # not the 60 s floor of old
+
+
+def test_a_rate_limit_past_the_deadline_goes_back_to_the_worker_with_its_wait(
+        sim: Simulator, seeded: Seeded) -> None:
+    port, _, pull = seeded
+    sim.faults.secondary_rate_limit(retry_after=30, times=1, method="POST", path="*/comments")
+    with deadline_in(port.margin + 10), pytest.raises(RetryLaterError) as raised:
+        port.create_comment("octo/miles", pull.number, "hello")
+    assert raised.value.seconds == 30
+    assert [c.status for c in sim.state.find_calls("POST", "*/comments")] == [403]
+
+
+def test_no_request_starts_that_could_end_past_the_deadline(sim: Simulator, seeded: Seeded) -> None:
+    port, _, pull = seeded
+    before = len(sim.state.find_calls("GET", "/repos/*/pulls/*"))
+    with deadline_in(port.margin - 1), pytest.raises(DeadlineError):
+        port.pull_request("octo/miles", pull.number)
+    assert len(sim.state.find_calls("GET", "/repos/*/pulls/*")) == before
+    with deadline_in(port.margin + 60):
+        assert port.pull_request("octo/miles", pull.number).number == pull.number
+
+
+@pytest.mark.parametrize(("status", "headers", "message", "wait"), [
+    (403, {"Retry-After": "2"}, "", 2.0),
+    (429, {"retry-after": "0"}, "", 0.0),
+    (403, {"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, "", 0.0),  # a date long past
+    (403, {"Retry-After": "soon"}, "You have exceeded a secondary rate limit", 60.0),
+    (403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1"}, "API rate limit exceeded", 0.0),
+    (429, {}, "", 60.0),
+    (403, {}, "Resource not accessible by integration", None),
+    (502, {"Retry-After": "2"}, "", None),
+])
+def test_the_wait_a_refusal_names(status: int, headers: dict[str, str], message: str,
+                                  wait: float | None) -> None:
+    assert rate_limit_wait(status, headers, message, 60.0) == wait
 
 
 def test_a_write_answered_5xx_fails_once_without_a_retry(sim: Simulator, seeded: Seeded) -> None:

@@ -307,45 +307,60 @@ class Store:
 
     def claim(self, owner: str, *, limit: int = 1, lease_seconds: float, max_attempts: int,
               now: float | None = None) -> list[DeliveryRecord]:
-        """Lease up to ``limit`` due deliveries, at most one per PR across all workers.
+        """Lease up to ``limit`` due deliveries, at most one per PR across all workers: the
+        oldest due delivery of each PR that no other worker holds, oldest PR first.
 
         Due: queued with its next attempt reached, or processing with an expired lease (its
-        worker died). PostgreSQL skips rows other workers are claiming (SKIP LOCKED); a PR
-        is held through a lease row, taken atomically, so no two workers ever process
-        deliveries of one PR at once.
+        worker died). PRs another worker holds are left out in the query, so however many
+        deliveries one PR has queued, the others' are found; a PR whose lease is lost to a
+        concurrent claim is left out of the next look. PostgreSQL skips rows other workers
+        are claiming (SKIP LOCKED); a PR is held through a lease row, taken atomically, so no
+        two workers ever process deliveries of one PR at once.
         """
         now = time.time() if now is None else now
         due = or_(
             and_(deliveries.c.status == "queued", deliveries.c.next_attempt_at <= now),
             and_(deliveries.c.status == "processing", deliveries.c.lease_expires_at < now),
         )
-        query = select(deliveries).where(due).order_by(deliveries.c.id).limit(max(4 * limit, 8))
-        if self.dialect == "postgresql":
-            query = query.with_for_update(skip_locked=True)
+        held_elsewhere = select(pr_leases.c.pr_key).where(pr_leases.c.expires_at >= now,
+                                                          pr_leases.c.owner != owner)
+        free = or_(deliveries.c.pr_key.is_(None), deliveries.c.pr_key.not_in(held_elsewhere))
         claimed: list[DeliveryRecord] = []
         with self.engine.begin() as conn:
-            held: set[str] = set()
-            for row in conn.execute(query).all():
-                if len(claimed) >= limit:
+            passed: set[str] = set()  # PRs claimed in this call, or lost to another worker
+            while len(claimed) < limit:
+                query = select(deliveries).where(due, free)
+                if passed:
+                    query = query.where(or_(deliveries.c.pr_key.is_(None),
+                                            deliveries.c.pr_key.not_in(sorted(passed))))
+                query = query.order_by(deliveries.c.id).limit(max(4 * limit, 8))
+                if self.dialect == "postgresql":
+                    query = query.with_for_update(skip_locked=True)
+                rows = conn.execute(query).all()
+                if not rows:
                     break
-                record = DeliveryRecord.from_row(row)
-                if record.status == "processing" and record.attempts >= max_attempts:
-                    self._set(conn, record.id, status="dead", finished_at=now, lease_owner=None,
-                              lease_expires_at=None,
-                              last_error=(record.last_error or "") + " (lease expired: worker lost)")
-                    log.error("delivery dead-lettered after its lease expired",
-                              extra={"delivery_id": record.delivery_id})
-                    continue
-                if record.pr_key is not None:
-                    if record.pr_key in held or not self._take_pr(conn, record.pr_key, owner,
-                                                                  now + lease_seconds, now):
+                for row in rows:  # each is claimed, dead-lettered or its PR passed: no row twice
+                    if len(claimed) >= limit:
+                        break
+                    record = DeliveryRecord.from_row(row)
+                    if record.pr_key is not None and record.pr_key in passed:
                         continue
-                    held.add(record.pr_key)
-                self._set(conn, record.id, status="processing", lease_owner=owner,
-                          lease_expires_at=now + lease_seconds, attempts=record.attempts + 1,
-                          updated_at=now)
-                claimed.append(DeliveryRecord.from_row(
-                    conn.execute(select(deliveries).where(deliveries.c.id == record.id)).one()))
+                    if record.status == "processing" and record.attempts >= max_attempts:
+                        self._set(conn, record.id, status="dead", finished_at=now, lease_owner=None,
+                                  lease_expires_at=None,
+                                  last_error=(record.last_error or "") + " (lease expired: worker lost)")
+                        log.error("delivery dead-lettered after its lease expired",
+                                  extra={"delivery_id": record.delivery_id})
+                        continue
+                    if record.pr_key is not None:
+                        passed.add(record.pr_key)
+                        if not self._take_pr(conn, record.pr_key, owner, now + lease_seconds, now):
+                            continue
+                    self._set(conn, record.id, status="processing", lease_owner=owner,
+                              lease_expires_at=now + lease_seconds, attempts=record.attempts + 1,
+                              updated_at=now)
+                    claimed.append(DeliveryRecord.from_row(
+                        conn.execute(select(deliveries).where(deliveries.c.id == record.id)).one()))
         return claimed
 
     def _take_pr(self, conn: Connection, pr_key: str, owner: str, expires: float, now: float) -> bool:
@@ -417,6 +432,29 @@ class Store:
                         next_attempt_at=now, updated_at=now)
             ).rowcount
             conn.execute(delete(pr_leases).where(pr_leases.c.owner == owner))
+        return count
+
+    def lease_owners(self) -> set[str]:
+        """Every owner holding a delivery or a PR lease, expired or not."""
+        with self.engine.connect() as conn:
+            owners = {str(r[0]) for r in conn.execute(
+                select(deliveries.c.lease_owner).distinct()
+                .where(deliveries.c.status == "processing", deliveries.c.lease_owner.is_not(None))).all()}
+            owners.update(str(r[0]) for r in conn.execute(select(pr_leases.c.owner).distinct()).all())
+        return owners
+
+    def expire_leases(self, owners: list[str]) -> int:
+        """End the leases of owners known to be gone now, as if they had expired: the work is
+        due at once, and the attempt it used counts (it may have failed the worker)."""
+        if not owners:
+            return 0
+        with self.engine.begin() as conn:
+            count = conn.execute(
+                update(deliveries)
+                .where(deliveries.c.lease_owner.in_(owners), deliveries.c.status == "processing")
+                .values(lease_expires_at=0.0)
+            ).rowcount
+            conn.execute(update(pr_leases).where(pr_leases.c.owner.in_(owners)).values(expires_at=0.0))
         return count
 
     def newer_head(self, record: DeliveryRecord) -> str | None:

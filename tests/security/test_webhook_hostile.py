@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -352,7 +354,6 @@ def test_a_client_that_hangs_up_mid_body_causes_no_server_error(
     with caplog.at_level("INFO"):
         _raw_exchange(service.url, _request({"X-GitHub-Event": "push", "X-GitHub-Delivery": "gone",
                                              "Content-Length": "1000"}, b"{" * 10), hang_up=True)
-        import time
         deadline = time.monotonic() + 5
         while not any("rejected" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -379,3 +380,74 @@ def test_the_openapi_description_documents_the_webhook_contract(service: Service
     for status in ("400", "401", "413", "415", "503"):
         schema = operation["responses"][status]["content"]["application/json"]["schema"]
         assert schema == {"$ref": "#/components/schemas/ErrorBody"}
+
+
+# ------------------------------------------------------------------ memory under a flood
+
+MIB = 1024 * 1024
+
+
+def _wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, f"not in time: {what}"
+        time.sleep(0.005)
+
+
+def _stalled(url: str, delivery: str, length: int) -> socket.socket:
+    """A client that declares a body of ``length`` bytes, sends a little of it and waits."""
+    host, port = urllib.parse.urlsplit(url).netloc.split(":")
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    sock.sendall(_request({"X-GitHub-Event": "push", "X-GitHub-Delivery": delivery,
+                           "X-Hub-Signature-256": "sha256=" + "0" * 64, "Content-Type": "application/json",
+                           "Content-Length": str(length)}, b"{" + b" " * 1023))
+    return sock
+
+
+def _answer(sock: socket.socket) -> Answer:
+    chunks = []
+    while chunk := sock.recv(65536):
+        chunks.append(chunk)
+    sock.close()
+    return _parse_answer(b"".join(chunks))
+
+
+def test_bodies_read_at_once_are_capped_and_small_deliveries_keep_a_share(tmp_path: Path) -> None:
+    """Unsigned bodies are held only within the budget: beyond it a large one is refused with
+    503 before a byte of it is read, while a small signed delivery still gets in; once the
+    held bodies end (401: unsigned), the budget is whole again."""
+    settings_ = Settings(webhook_secret=SecretStr(SECRET.decode()), database_url=f"sqlite:///{tmp_path}/db.sqlite",
+                         max_body_bytes=4 * MIB, body_buffer_bytes=10 * MIB)
+    app = create_app(settings_)
+    budget = app.state.body_budget
+    with running(app) as run:
+        held = [_stalled(run.url, f"big-{n}", 4 * MIB) for n in range(2)]
+        _wait_until(lambda: budget.used == 8 * MIB, "both large bodies are being read")
+        refused = _parse_answer(_raw_exchange(run.url, _request(
+            {"X-GitHub-Event": "push", "X-GitHub-Delivery": "big-2", "Content-Length": str(3 * MIB)}, b"")))
+        assert refused.status == 503 and "too many deliveries" in refused.json()["error"]
+        assert refused.headers[b"connection"] == b"close"
+        body = json.dumps(pr_payload()).encode()
+        small = httpx.post(f"{run.url}/webhook", content=body, timeout=30, headers={
+            "X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "small",
+            "X-Hub-Signature-256": sign(SECRET, body), "Content-Type": "application/json"})
+        assert small.status_code == 202
+        for sock in held:
+            sock.sendall(b" " * (4 * MIB - 1025) + b"}")
+            assert _answer(sock).status == 401
+        _wait_until(lambda: budget.used == 0, "the held bodies are given back")
+        again = httpx.post(f"{run.url}/webhook", content=b"{" + b" " * (4 * MIB - 2) + b"}", timeout=30,
+                           headers={"X-GitHub-Event": "push", "X-GitHub-Delivery": "big-3",
+                                    "X-Hub-Signature-256": "sha256=" + "0" * 64})
+        assert again.status_code == 401
+        assert budget.peak <= 10 * MIB and budget.used == 0
+
+
+def test_a_body_that_does_not_come_in_time_is_408_and_gives_its_share_back(tmp_path: Path) -> None:
+    settings_ = Settings(webhook_secret=SecretStr(SECRET.decode()), database_url=f"sqlite:///{tmp_path}/db.sqlite",
+                         body_read_seconds=0.2)
+    app = create_app(settings_)
+    with running(app) as run:
+        answer = _answer(_stalled(run.url, "slow", 2 * MIB))
+        assert answer.status == 408 and "did not arrive" in answer.json()["error"]
+        _wait_until(lambda: app.state.body_budget.used == 0, "the share is given back")

@@ -16,13 +16,14 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from bot.app import create_app
+from bot.demo import build_example
 from bot.events import Event
 from bot.logs import JsonFormatter
 from bot.router import Router
 from bot.store.store import Store
 from config.settings import Settings, SettingsError
 from tests.service.helpers import SECRET, pr_payload, signed
-from tests.service.server import serving
+from tests.service.server import running, serving
 
 
 def _settings(tmp_path: Path, **extra: Any) -> Settings:
@@ -136,21 +137,27 @@ def test_health_readiness_and_metrics(service: str) -> None:
     assert "rocmbot_ack_seconds_bucket" in text
 
 
-def test_a_delivery_waits_for_the_write_lock_another_connection_holds(service: str, tmp_path: Path) -> None:
+def test_a_delivery_waits_for_the_write_lock_another_connection_holds(tmp_path: Path) -> None:
     """In a thread: the event loop goes on answering meanwhile."""
     writer = sqlite3.connect(tmp_path / "db.sqlite", isolation_level=None, check_same_thread=False)
-    writer.execute("BEGIN IMMEDIATE")
-    body, headers = signed("pull_request", "d-wait", pr_payload())
-    answers: list[httpx.Response] = []
-    sender = threading.Thread(target=lambda: answers.append(
-        httpx.post(f"{service}/webhook", content=body, headers=headers, timeout=30)))
-    sender.start()
-    time.sleep(0.2)
-    started = time.monotonic()
-    assert httpx.get(f"{service}/healthz").status_code == 200
-    assert time.monotonic() - started < 0.5 and not answers  # answered while the delivery waits
-    writer.execute("COMMIT")
-    sender.join(30)
+    run_app = create_app(_settings(tmp_path, max_body_bytes=64 * 1024))
+    with running(run_app) as run:
+        writer.execute("BEGIN IMMEDIATE")
+        body, headers = signed("pull_request", "d-wait", pr_payload())
+        answers: list[httpx.Response] = []
+        sender = threading.Thread(target=lambda: answers.append(
+            httpx.post(f"{run.url}/webhook", content=body, headers=headers, timeout=30)))
+        sender.start()
+        deadline = time.monotonic() + 30
+        while not run.server.server_state.tasks:  # the delivery's request is being handled
+            assert time.monotonic() < deadline, "the delivery never reached the server"
+            time.sleep(0.005)
+        # Answered while the delivery waits for the lock (it cannot be stored before COMMIT);
+        # a blocked event loop would not answer at all.
+        assert httpx.get(f"{run.url}/healthz", timeout=10).status_code == 200
+        assert not answers
+        writer.execute("COMMIT")
+        sender.join(30)
     assert [a.status_code for a in answers] == [202]
     stored = writer.execute("SELECT status FROM deliveries WHERE delivery_id = 'd-wait'").fetchone()
     assert stored == ("queued",)
@@ -248,3 +255,47 @@ def test_the_in_process_worker_processes_and_isolates_handler_failures(tmp_path:
         assert ("fine", "w-1") in seen  # the other handler still ran
         metrics = httpx.get(f"{url}/metrics").text
         assert "rocmbot_dead_letters_total 1.0" in metrics and "rocmbot_retries_total 1.0" in metrics
+
+
+def test_without_app_credentials_a_local_clone_is_analysed_and_its_effects_recorded(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """What `bin/run` promises without a GitHub App: deliveries are analysed (the PR read from
+    the clone in ROCMBOT_LOCAL_REPO) and their effects recorded in the ledger, not sent."""
+    base, head = build_example(tmp_path / "example")
+    settings = Settings(dry_run=True, database_url=f"sqlite:///{tmp_path}/db.sqlite", poll_seconds=0.02,
+                        local_repo=tmp_path / "example")
+    payload = pr_payload(number=1, sha=head, action="opened", repo="example/miles")
+    payload["pull_request"]["base"]["sha"] = base
+    body = json.dumps(payload).encode()
+    caplog.set_level(logging.WARNING, logger="bot.app")
+    with serving(create_app(settings, run_worker=True)) as url:
+        answer = httpx.post(f"{url}/webhook", content=body, headers={
+            "Content-Type": "application/json", "X-GitHub-Event": "pull_request",
+            "X-GitHub-Delivery": "local-1"})
+        assert answer.status_code == 202
+        store = Store(settings.database_url)
+        try:
+            _wait_for(lambda: store.get("local-1").status == "done")  # type: ignore[union-attr]
+            effects = store.effects()
+        finally:
+            store.close()
+    assert {e.kind for e in effects} >= {"check_run", "comment"}
+    assert all(e.status == "done" and e.result == {"dry_run": True} for e in effects)
+    assert any("ROCMBOT_LOCAL_REPO" in r.getMessage() for r in caplog.records)
+
+
+def test_without_app_credentials_or_a_clone_the_log_says_how_to_see_the_bot_work(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="bot.app")
+    settings = Settings(dry_run=True, database_url=f"sqlite:///{tmp_path}/db.sqlite")
+    with serving(create_app(settings, router=Router(), run_worker=True)):
+        pass
+    notices = [r.getMessage() for r in caplog.records if "no App credentials" in r.getMessage()]
+    assert len(notices) == 1 and "nothing is analysed" in notices[0] and "`rocmbot sandbox`" in notices[0]
+
+
+def _wait_for(condition: Any, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "not in time"
+        time.sleep(0.05)

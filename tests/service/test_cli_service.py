@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -109,15 +108,29 @@ def test_serve_and_worker_processes_stop_cleanly_on_sigterm(tmp_path: Path) -> N
                              stderr=subprocess.PIPE, text=True)
     worker = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker", "--concurrency", "2"], env=env,
                               stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
+    # Each is signalled once it says it is running (the web process once uvicorn listens).
+    serve_started = _lines_until(serve, "Uvicorn running on")
+    worker_started = _lines_until(worker, '"message": "worker started"')
     for proc in (serve, worker):
         proc.send_signal(signal.SIGTERM)
     _, serve_err = serve.communicate(timeout=30)
-    _, worker_err = worker.communicate(timeout=30)
+    worker.communicate(timeout=30)
     # uvicorn shuts down gracefully, then re-raises the signal so the exit status tells it.
     assert serve.returncode in (0, -signal.SIGTERM) and worker.returncode == 0
+    assert '"message": "service started"' in serve_started
     assert '"message": "service stopped"' in serve_err
-    assert '"message": "worker started"' in worker_err
+    assert '"message": "worker started"' in worker_started
+
+
+def _lines_until(proc: subprocess.Popen[str], wanted: str) -> str:
+    """What ``proc`` wrote to stderr up to the line containing ``wanted``."""
+    assert proc.stderr is not None
+    lines: list[str] = []
+    while not lines or wanted not in lines[-1]:
+        line = proc.stderr.readline()
+        assert line, f"the process ended before saying {wanted!r}: {''.join(lines)}"
+        lines.append(line)
+    return "".join(lines)
 
 
 def test_replay_dry_run_against_a_local_clone_lists_what_would_be_posted(

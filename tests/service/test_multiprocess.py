@@ -4,6 +4,7 @@ no PR processed by two workers at once, also when a worker is killed mid-batch."
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import random
 import signal
@@ -12,17 +13,18 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
 from sqlalchemy import text
 
 from bot.store.store import Store
-from tests.service.helpers import SECRET, comment_payload, pr_payload, signed
+from tests.service.helpers import SECRET, comment_payload, event_of, pr_payload, signed
 from tests.service.recording_worker import LOG_TABLE
 
 
@@ -219,3 +221,62 @@ def test_a_killed_worker_s_leases_expire_and_the_work_completes(postgres_url: st
     assert set(runs) == done
     # At most the two deliveries the killed worker's threads held can have run twice.
     assert sum(n - 1 for n in runs.values()) <= 2
+
+
+def _wait_for(condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not in time: {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.timeout(300)
+def test_a_restarted_worker_takes_back_its_dead_predecessor_s_work_at_once(tmp_path: Path) -> None:
+    """After a SIGKILL the next process of the host finds its predecessor gone and runs the
+    work it held now, not when its lease (ten minutes here) runs out; leases of a process
+    still running and of another host are left to expire."""
+    url = f"sqlite:///{tmp_path / 'rocmbot.db'}"
+    store = Store(url)
+    store.upgrade()
+    with store.engine.begin() as conn:
+        conn.execute(text(LOG_TABLE))
+
+    def add(delivery_id: str, number: int) -> None:
+        payload = pr_payload(number)
+        store.add_delivery(event_of("pull_request", delivery_id, payload), json.dumps(payload))
+
+    alive_here, elsewhere = f"{socket.gethostname()}:{os.getpid()}:tester/0", "elsewhere:1:other/0"
+    add("held-here", 2)
+    store.claim(alive_here, lease_seconds=600, max_attempts=5)
+    add("held-elsewhere", 3)
+    store.claim(elsewhere, lease_seconds=600, max_attempts=5)
+    add("d1", 1)
+    env = {**os.environ, "ROCMBOT_DATABASE_URL": url, "ROCMBOT_WEBHOOK_SECRET": SECRET.decode(),
+           "ROCMBOT_POLL_SECONDS": "0.02", "ROCMBOT_LEASE_SECONDS": "600",
+           "ROCMBOT_WORKER_CONCURRENCY": "1", "ROCMBOT_LOG_LEVEL": "WARNING"}
+
+    def worker(handler_seconds: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen([sys.executable, "-m", "tests.service.recording_worker"],
+                                env={**env, "TEST_HANDLER_SECONDS": handler_seconds},
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        return proc
+
+    first = worker("600")  # stuck in its handler until killed
+    try:
+        _wait_for(lambda: store.get("d1").status == "processing", "the first worker claims")  # type: ignore[union-attr]
+    finally:
+        first.kill()
+        first.wait()
+    second = worker("0")
+    try:
+        _wait_for(lambda: store.get("d1").status == "done", "the second worker redoes it")  # type: ignore[union-attr]
+        record = store.get("d1")
+        assert record is not None and record.attempts == 2
+        for delivery_id, owner in (("held-here", alive_here), ("held-elsewhere", elsewhere)):
+            held = store.get(delivery_id)
+            assert held is not None and (held.status, held.lease_owner) == ("processing", owner)
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(30)
+        store.close()

@@ -13,7 +13,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.store.dispatch import DispatchStore, JobOutcome
-from bot.store.schema import deliveries, metadata
+from bot.store.schema import deliveries, metadata, pr_leases
 from bot.store.store import Store, StoreError, backoff_seconds, normalise_url
 from tests.service.helpers import comment_payload, event_of, pr_payload
 
@@ -238,3 +238,44 @@ def test_a_tests_outcome_never_goes_back_from_completed(store: Store) -> None:
     runs.record_outcome("d1", JobOutcome(path, 9, "completed", "success", "https://x/9", 30.0))  # re-run
     assert runs.outcomes("d1")[path].conclusion == "success"
     assert runs.outcomes("d2") == {}
+
+
+def test_a_pr_with_many_queued_deliveries_does_not_stall_the_others(store: Store) -> None:
+    for n in range(40):  # one PR's burst, stored first
+        _add(store, f"a{n}", number=1, sha=f"{n:040x}")
+    _add(store, "b1", number=2)
+    _add(store, "c1", number=3)
+    (first,) = store.claim("w1", lease_seconds=30, max_attempts=3, now=1001)
+    assert first.delivery_id == "a0"
+    # Every other delivery of PR 1 waits for w1; the oldest of each PR nobody holds is next.
+    assert [r.delivery_id for r in store.claim("w2", lease_seconds=30, max_attempts=3, now=1002)] == ["b1"]
+    assert [r.delivery_id for r in store.claim("w3", limit=5, lease_seconds=30, max_attempts=3,
+                                               now=1003)] == ["c1"]
+    assert store.claim("w4", limit=5, lease_seconds=30, max_attempts=3, now=1004) == []
+    assert store.finish(first, "w1", "done", now=1005)
+    assert [r.delivery_id for r in store.claim("w4", lease_seconds=30, max_attempts=3, now=1006)] == ["a1"]
+
+
+def test_a_pr_lease_lost_to_another_worker_is_passed_over_in_the_same_claim(store: Store) -> None:
+    for n in range(20):
+        _add(store, f"a{n}", number=1, sha=f"{n:040x}")
+    _add(store, "b1", number=2)
+    # A lease row without a processing delivery: what a concurrent claim leaves mid-way.
+    with store.engine.begin() as conn:
+        conn.execute(pr_leases.insert().values(pr_key="octo/miles#1", owner="w9", expires_at=2000.0))
+    assert [r.delivery_id for r in store.claim("w1", lease_seconds=30, max_attempts=3, now=1001)] == ["b1"]
+    # Its own lease does not stop a worker; an expired one does not stop anybody.
+    assert [r.delivery_id for r in store.claim("w9", lease_seconds=30, max_attempts=3, now=1002)] == ["a0"]
+
+
+def test_the_leases_of_owners_gone_are_due_at_once(store: Store) -> None:
+    _add(store, "a1", number=1)
+    _add(store, "b1", number=2)
+    store.claim("host:11:dead/0", lease_seconds=600, max_attempts=3, now=1001)
+    store.claim("host:12:live/0", lease_seconds=600, max_attempts=3, now=1001)
+    assert store.lease_owners() == {"host:11:dead/0", "host:12:live/0"}
+    assert store.expire_leases([]) == 0
+    assert store.expire_leases(["host:11:dead/0"]) == 1
+    (again,) = store.claim("w2", limit=5, lease_seconds=600, max_attempts=3, now=1002)
+    assert (again.delivery_id, again.attempts) == ("a1", 2)  # the attempt it died in counts
+    assert store.get("b1").lease_owner == "host:12:live/0"  # type: ignore[union-attr]

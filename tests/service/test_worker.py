@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from typing import Any
 
+from bot import deadline
+from bot.deadline import RetryLaterError
 from bot.events import Event
 from bot.router import Router
 from bot.store.store import Store
-from bot.worker import Worker
+from bot.worker import _RUNNING, Worker, dead_owners, retry_later
 from config.settings import Settings
 from tests.service.helpers import comment_payload, event_of, pr_payload
 
@@ -83,23 +88,35 @@ def test_a_stale_head_is_superseded_not_analysed(store: Store) -> None:
 
 def test_a_slow_handler_keeps_its_lease(store: Store) -> None:
     router = Router()
-    started = threading.Event()
+    started, release = threading.Event(), threading.Event()
 
     @router.register("pull_request")
     def slow(event: Event, context: Any) -> None:
         started.set()
-        time.sleep(1.0)  # more than three lease lengths
+        release.wait(60)  # until the lease has outlived its first expiry
 
     _add(store, "pull_request", "p1", pr_payload())
     worker = Worker(store, router, SETTINGS, name="slow")
     worker.start(1)
     try:
-        assert started.wait(5)
-        time.sleep(0.6)
-        other = Worker(store, router, SETTINGS, name="other")
-        assert other.run_once() is False  # the lease was renewed, nothing to take over
+        assert started.wait(30)
+        record = store.get("p1")
+        assert record is not None and record.lease_expires_at is not None
+        first_expiry = record.lease_expires_at
+        deadline = time.monotonic() + 60
+        while True:  # a moment past the first expiry at which the renewed lease still holds
+            now = time.time()
+            record = store.get("p1")
+            assert record is not None and record.lease_expires_at is not None
+            if now > first_expiry and record.lease_expires_at > now:
+                break
+            assert time.monotonic() < deadline, "the lease was not renewed"
+            time.sleep(0.01)
+        # At that moment nobody can take the delivery over: the lease was renewed.
+        assert store.claim("other/0", lease_seconds=1, max_attempts=3, now=now) == []
     finally:
-        worker.stop(timeout=5)
+        release.set()
+        worker.stop(timeout=30)
     assert store.get("p1").status == "done"  # type: ignore[union-attr]
 
 
@@ -120,3 +137,49 @@ def test_stop_releases_what_is_still_in_flight(store: Store) -> None:
     record = store.get("p1")
     assert record is not None and (record.status, record.attempts) == ("queued", 0)
     release.set()
+
+
+def test_only_owners_of_this_host_whose_process_is_gone_are_dead() -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    me = os.getpid()
+    try:
+        owners = {f"h:{gone.pid}:aa/0", f"h:{live.pid}:bb/1", f"other:{gone.pid}:cc/0",
+                  f"h:{me}:earlier/0", f"h:{me}:running/0", "w1", "h:x:dd/0", "h:0:ee/0"}
+        _RUNNING.add(f"h:{me}:running")
+        assert set(dead_owners(owners, "h", me)) == {f"h:{gone.pid}:aa/0", f"h:{me}:earlier/0"}
+    finally:
+        _RUNNING.discard(f"h:{me}:running")
+        assert live.stdin is not None
+        live.stdin.close()
+        live.wait()
+
+
+def test_a_rate_limit_is_retried_when_github_said_and_the_handler_ran_under_a_deadline(
+        store: Store) -> None:
+    router = Router()
+    left: list[float | None] = []
+
+    @router.register("issue_comment")
+    def limited(event: Event, context: Any) -> None:
+        left.append(deadline.remaining())
+        raise RetryLaterError(7.0, "GitHub rate limit on POST /comments")
+
+    @router.register("issue_comment")
+    def fine(event: Event, context: Any) -> None:
+        pass
+
+    _add(store, "issue_comment", "c1", comment_payload())
+    worker = Worker(store, router, Settings(dry_run=True, max_attempts=3, delivery_deadline_seconds=45))
+    before = time.time()
+    assert worker.run_once() is True
+    after = time.time()
+    record = store.get("c1")
+    assert record is not None and record.status == "queued" and record.attempts == 1
+    # Exactly the wait GitHub named, not the backoff (2 s for a first failure, with jitter).
+    assert before + 7.0 <= record.next_attempt_at <= after + 7.0
+    assert len(left) == 1 and left[0] is not None and 0 < left[0] <= 45
+    assert deadline.remaining() is None  # only while the delivery is processed
+    assert retry_later(ConnectionError("502")) is None
+    assert retry_later(RetryLaterError(3.0, "x")) == 3.0
