@@ -33,6 +33,7 @@ from typing import Any, cast
 from bot.analysis.source import Module
 from bot.analysis.values import (
     NOT_PLAIN,
+    Alternatives,
     Builtin,
     Choice,
     Chunk,
@@ -56,6 +57,7 @@ from bot.analysis.values import (
     TupleV,
     Unknown,
     Value,
+    alternatives,
     clone,
     equal,
     from_python,
@@ -117,6 +119,8 @@ class ExternalCall:
     guards: tuple[str, ...]
     module: str  # path of the module whose code made the call
     named_sink: bool  # the callee's name is a configured launch function
+    # the os.environ writes made before the call (what a launched process inherits)
+    environ: tuple[tuple[str, str | Unknown | None], ...] = ()
 
 
 class _Signal(Exception):  # noqa: N818 - control flow, not an error
@@ -137,7 +141,11 @@ class _Continue(_Signal):
 
 
 class _Raise(_Signal):
-    pass
+    """An exception raised; ``where`` the statement and the undecided conditions it was
+    raised under (none: raised on every path that reached it)."""
+
+    def __init__(self, where: Stop | None = None) -> None:
+        self.where = where
 
 
 class _Budget(Exception):  # noqa: N818 - control flow, not an error
@@ -232,6 +240,16 @@ class Footprint:
     modules: Mapping[str, tuple[str, frozenset[str], frozenset[str]] | None]
 
 
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """A ``raise`` (or failed ``assert``) reached under conditions that cannot be decided."""
+
+    text: str
+    path: str
+    line: int
+    guards: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class RunResult:
     """What one run of a test file left: how far it got, and the modules it read."""
@@ -240,6 +258,7 @@ class RunResult:
     exhausted: bool = False
     error: str | None = None
     steps: int = 0
+    stopped: Stop | None = None  # a raise under undecided conditions ended the run
 
 
 # Modelled functions of the standard library, by dotted name.
@@ -401,18 +420,22 @@ class Interpreter:
         load: Callable[[str], Module | None],
         exists: Callable[[str], bool],
         roots: Sequence[str] = (".",),
-        env: Mapping[str, str | None] | None = None,
+        env: Mapping[str, str | Unknown | None] | None = None,
         sinks: frozenset[str] = frozenset(),
         quiet: frozenset[str] = frozenset(),
         limits: Limits | None = None,
         platform: frozenset[str] = frozenset(),
+        closed: bool = False,
     ) -> None:
-        """``platform``: the variables of ``env`` whose value is the platform's (see
-        :attr:`dependent`)."""
+        """``env``: environment variables with a known value (None: unset; an Unknown: set,
+        to what cannot be known); ``closed``: every other variable is unset (the CI
+        environment is known). ``platform``: the variables whose value may differ between
+        the platforms' interpreters (see :attr:`dependent`)."""
         self._load = load
         self._exists = exists
         self.roots = tuple(roots)
         self.env = dict(env or {})
+        self.closed = closed
         self.sinks = sinks
         self.quiet = quiet
         self.limits = limits or Limits()
@@ -434,7 +457,7 @@ class Interpreter:
         self._touched: set[str] = set()  # modules used since the current top level started
         self._executed: set[ModuleState] = set()  # modules whose functions the run called
         self.footprint: Footprint | None = None
-        self._function_results: dict[tuple[str, str], Text | None] = {}
+        self._function_results: dict[tuple[str, str, object], Text | None] = {}
         self._reset()
 
     def _reset(self) -> None:
@@ -443,7 +466,9 @@ class Interpreter:
         self.edepth = 0
         self.guards: list[str] = []
         self.loops: list[list[str]] = []
-        self.env_overrides: dict[str, str | None] = {}
+        # os.environ writes of this run, in program order (None: removed; an Unknown: a
+        # value that cannot be known, or one only an undecided branch wrote)
+        self.env_overrides: dict[str, str | Unknown | None] = {}
         self.result = RunResult()
         # whether this run (or top level) read a platform variable or used a module whose
         # top level did (so another platform could see a different result)
@@ -553,15 +578,18 @@ class Interpreter:
         state = self._modules.get(path)
         return state.globals if state is not None else {}
 
-    def call_function(self, path: str, name: str) -> Text | None:
+    def call_function(self, path: str, name: str,
+                      environ: tuple[tuple[str, str | Unknown | None], ...] = ()) -> Text | None:
         """The text returned by ``name()`` of the module at ``path`` (a model script's flags),
         or None when there is no such function or its result is not text.
 
         The result depends only on the state of the modules it reads, which no longer
         changes once they are loaded unless something changes it in place
-        (:attr:`dirty`): while nothing did, a call that ran to its end is not run again."""
+        (:attr:`dirty`): while nothing did, a call that ran to its end is not run again.
+        ``environ``: the environment writes of the process that calls it."""
         self._reset()
-        key = (path, name)
+        self.env_overrides = dict(environ)
+        key = (path, name, environ)
         if not self.dirty and key in self._function_results:
             return self._function_results[key]
         hits = self._limit_hits
@@ -598,8 +626,12 @@ class Interpreter:
             if not (name.startswith("test") and isinstance(value, FuncV)):
                 continue
             for row in self._parametrize_rows(value):
-                with contextlib.suppress(_Signal):
+                try:
                     self._invoke(value, [], row, None)
+                except _Raise as exc:
+                    self._stopped(state, exc)
+                except _Signal:
+                    pass
 
     def _parametrize_rows(self, fn: FuncV) -> list[dict[str, Value]]:
         rows: list[dict[str, Value]] = [{}]
@@ -697,12 +729,14 @@ class Interpreter:
                     stack.extend(value.bases)
                     for spec in value.fields:
                         stack.extend((spec.default, spec.factory))
-            elif isinstance(value, TupleV | FuncV | Scope | Builtin | FieldCall):
+            elif isinstance(value, TupleV | FuncV | Scope | Builtin | FieldCall | Alternatives):
                 if id(value) in seen:  # each once: shared tuples could make the walk exponential
                     continue
                 seen.add(id(value))
                 if isinstance(value, TupleV):
                     stack.extend(value.items)
+                elif isinstance(value, Alternatives):
+                    stack.extend(value.options)
                 elif isinstance(value, Builtin | FieldCall):
                     stack.extend((value.bound,) if isinstance(value, Builtin) else
                                  (value.default, value.factory))
@@ -734,10 +768,18 @@ class Interpreter:
         scope = Scope(state.globals, None, state, persistent=self._loading > 0)
         try:
             self._block(state.module.tree.body, scope)
+        except _Raise as exc:
+            self._stopped(state, exc)
         except _Signal:
             pass
         finally:
             state.status = "done"
+
+    def _stopped(self, state: ModuleState, exc: _Raise) -> None:
+        """The file being run ended at a raise: say so when undecided conditions led there
+        (what follows it, launches too, was never seen)."""
+        if state is self.main and exc.where is not None and self.result.stopped is None:
+            self.result.stopped = exc.where
 
     def _with_root(self, root: str, path: str) -> str:
         return path if root == "." else f"{root}/{path}"
@@ -993,9 +1035,8 @@ class Interpreter:
             name = python(index)
             if isinstance(name, str):
                 text = python(value)
-                self.env_overrides[name] = text if isinstance(text, str) else None
-                if not isinstance(text, str):
-                    self.env_overrides.pop(name)
+                self.env_overrides[name] = text if isinstance(text, str) else \
+                    Unknown(f"os.environ[{name!r}]", origin_of(value))
 
     def _unpack(self, targets: list[ast.expr], value: Value, scope: Scope) -> None:
         items = self._iterate(value)
@@ -1044,11 +1085,17 @@ class Interpreter:
     def _s_raise(self, node: ast.Raise, scope: Scope) -> None:
         if node.exc is not None:
             self.eval(node.exc, scope)
-        raise _Raise
+        raise self._raising(node, scope)
 
     def _s_assert(self, node: ast.Assert, scope: Scope) -> None:
         if truth(self.eval(node.test, scope)) is False:
-            raise _Raise
+            raise self._raising(node, scope)
+
+    def _raising(self, node: ast.stmt, scope: Scope) -> _Raise:
+        if not self.guards:
+            return _Raise()
+        return _Raise(Stop(self._segment(node, scope), scope.module.path, node.lineno,
+                           tuple(self.guards)))
 
     def _s_import(self, node: ast.Import | ast.ImportFrom, scope: Scope) -> None:
         self._import(node, scope)
@@ -1071,8 +1118,11 @@ class Interpreter:
         memo: dict[int, Value] = {}
         self._tick(len(live))
         saved = {k: clone(v, memo) for k, v in live.items()}
+        environ = self.env_overrides
         outcomes: list[tuple[dict[str, Value], _Signal | None, str]] = []
+        written: list[dict[str, str | Unknown | None]] = []
         for index, body in enumerate(bodies):
+            self.env_overrides = dict(environ)
             if index:
                 memo = {}
                 live.clear()
@@ -1089,11 +1139,15 @@ class Interpreter:
             finally:
                 del self.guards[depth:]
             outcomes.append((dict(live), signal, conds[index]))
+            written.append(self.env_overrides)
         origin = Origin(scope.module.path, node.lineno, None, "computed")
         normal = [o for o in outcomes if o[1] is None]
         raised = [o for o in outcomes if isinstance(o[1], _Raise)]
         other = [o for o in outcomes if o[1] is not None and not isinstance(o[1], _Raise)]
         survivors = normal or other or raised
+        self.env_overrides = _merge_environ(
+            [w for w, o in zip(written, outcomes, strict=True) if any(o is s for s in survivors)],
+            conds[0])
         state, _, cond = survivors[0]
         for variables, _, _ in survivors[1:]:
             state = _merge_vars(state, variables, cond, origin)
@@ -1103,8 +1157,11 @@ class Interpreter:
             for _, signal, cond in other:
                 self._taken(signal, cond, scope)
             return
-        if not other:
-            raise _Raise
+        if not other:  # every branch raised: as certain as the conditions that led here
+            stop = cast(_Raise, raised[0][1]).where
+            if stop is None or not self.guards:
+                raise _Raise()
+            raise _Raise(Stop(stop.text, stop.path, stop.line, tuple(self.guards)))
         kinds = {type(o[1]) for o in other}
         first = other[0][1]
         assert first is not None
@@ -1506,6 +1563,9 @@ class Interpreter:
         origin = origin_of(value) or Origin(scope.module.path, line)
         if isinstance(value, Text) and conversion == -1 and not spec:
             return list(value.parts)
+        if type(value) is Alternatives:  # each option as it would be shown
+            return [Choice(tuple(tuple(self._format(o, conversion, spec, node, scope, line))
+                                 for o in value.options), value.text, value.origin)]
         plain = python(value)
         if plain is NOT_PLAIN or isinstance(value, ListV):
             if isinstance(value, Unknown):
@@ -1641,6 +1701,9 @@ class Interpreter:
             kind = {Text: "str", ListV: "list", DictV: "dict", SetV: "set", TupleV: "tuple"}[type(obj)]
             if f"{kind}.{attr}" in _METHODS:
                 return Builtin(f"{kind}.{attr}", obj)
+        if type(obj) is Alternatives:  # the attribute of each option, still a choice
+            return alternatives([self._getattr(o, attr, text, origin) for o in obj.options],
+                                obj.text, obj.origin)
         return Unknown(text, origin)
 
     def _e_subscript(self, node: ast.Subscript, scope: Scope) -> Value:
@@ -1698,7 +1761,11 @@ class Interpreter:
             value = self.env_overrides[name]
         elif name in self.env:
             value = self.env[name]
+        elif self.closed:
+            value = None  # set by nothing that runs in CI: unset
         else:
+            return Unknown(text, origin)
+        if isinstance(value, Unknown):
             return Unknown(text, origin)
         return Const(None, origin) if value is None else Text.of(value, origin)
 
@@ -1713,6 +1780,12 @@ class Interpreter:
             return a + b
         named = _named(origin_of(a)) or _named(origin_of(b))
         origin = Origin(scope.module.path, getattr(node, "lineno", 0), None, "computed", named)
+        if type(a) is Alternatives:
+            return _choose([self._binop(op, o, b, node, scope) for o in a.options], a.text,
+                           a.origin or origin)
+        if type(b) is Alternatives:
+            return _choose([self._binop(op, a, o, node, scope) for o in b.options], b.text,
+                           b.origin or origin)
         if isinstance(a, Unknown):
             return Unknown(a.text if a.quiet else self._segment(node, scope), a.origin or origin, a.quiet)
         if isinstance(b, Unknown):
@@ -2037,6 +2110,7 @@ class Interpreter:
             name=self._segment(node.func, scope), tail=tail, args=tuple(args),
             keywords=dict(keywords), path=scope.module.path, line=node.lineno,
             guards=tuple(self.guards), module=scope.module.path, named_sink=named,
+            environ=tuple(self.env_overrides.items()),
         ))
 
     def _apply(self, func: Value, args: list[Value], keywords: dict[str, Value], node: ast.Call,
@@ -2049,6 +2123,12 @@ class Interpreter:
             return self._construct(func, args, keywords, node, scope)
         if isinstance(func, Builtin):
             origin = self._origin(node, scope)
+            if func.name in _PURE:
+                for index, arg in enumerate(args):
+                    if type(arg) is Alternatives:  # the call on each option, still a choice
+                        return _choose([self._apply(func, [*args[:index], o, *args[index + 1:]],
+                                                    keywords, node, scope, tail)
+                                        for o in arg.options], arg.text, arg.origin or origin)
             result = self._builtin(func, args, keywords, node, scope, None, origin)
             if result is not None:
                 return result
@@ -2057,6 +2137,12 @@ class Interpreter:
             method = func.cls.lookup("__call__")
             if isinstance(method, FuncV):
                 return self._invoke(_bind(method, func), args, keywords, node)
+        if type(func) is Alternatives and \
+                all(isinstance(o, FuncV | ClassV | Builtin) for o in func.options):
+            # a method of a value an undecided branch chose (a list appended to in one):
+            # each option's, the results still a choice
+            return _choose([self._apply(o, args, keywords, node, scope, tail) for o in func.options],
+                           func.text, func.origin or self._origin(node, scope))
         return self._opaque(node, scope, tail, args, keywords)
 
     def _invoke(self, fn: FuncV, args: list[Value], keywords: dict[str, Value],
@@ -2090,6 +2176,12 @@ class Interpreter:
             result = ret.value
         except (_Break, _Continue):
             pass
+        except _Raise:
+            if not scope.pending:
+                raise
+            # raised only where an undecided condition did not return first: the call
+            # goes on with what the returns gave, as a branch that raised is left out
+            result = scope.pending.pop()[0]
         finally:
             self.depth -= 1
             del self.guards[depth:]
@@ -2309,7 +2401,33 @@ def _has_flag(value: Value) -> bool:
                    for p in value.parts)
     if isinstance(value, ListV | TupleV):
         return any(_has_flag(v) for v in value.items)
+    if type(value) is Alternatives:
+        return any(_has_flag(v) for v in value.options)
     return False
+
+
+def _choose(results: list[Value], cond: str, origin: Origin) -> Value:
+    """One value for the results of each option of an undecided choice."""
+    out = results[0]
+    for other in results[1:]:
+        out = merge(out, other, cond, origin)
+    return out
+
+
+def _merge_environ(written: list[dict[str, str | Unknown | None]],
+                   cond: str) -> dict[str, str | Unknown | None]:
+    """The environment after an undecided branch: a variable the branches left differently
+    is not known."""
+    out = dict(written[0])
+    for other in written[1:]:
+        for name in dict.fromkeys([*out, *other]):
+            a, b = out.get(name, _ABSENT), other.get(name, _ABSENT)
+            if a is not b and (isinstance(a, Unknown) or isinstance(b, Unknown) or a != b):
+                out[name] = Unknown(f"{name} (set only when {cond})")
+    return out
+
+
+_ABSENT = object()
 
 
 def _merge_vars(a: dict[str, Value], b: dict[str, Value], cond: str,
@@ -2932,6 +3050,12 @@ _METHODS = frozenset({
     "set.add",
 })
 
+# Modelled calls without side effects: given alternatives, each option's result is kept.
+_PURE = frozenset({
+    "len", "str", "int", "float", "bool", "repr", "os.path.join", "shlex.join", "list", "tuple",
+    *(name for name in _METHODS if name.startswith("str.")),
+})
+
 _BUILTIN_CALLS: dict[str, Callable[[_Call], Value]] = {
     "len": _b_len, "str": _b_str, "int": _b_number, "float": _b_number, "bool": _b_number,
     "min": _b_minmax, "max": _b_minmax, "abs": _b_numeric, "sum": _b_numeric,
@@ -3011,7 +3135,8 @@ _EXPRESSIONS: dict[type[ast.expr], Callable[[Interpreter, Any, Scope], Value]] =
 
 
 def evaluate_source(text: str, path: str = "main.py", limits: Limits | None = None,
-                    env: Mapping[str, str | None] | None = None) -> tuple[RunResult, list[ExternalCall]]:
+                    env: Mapping[str, str | Unknown | None] | None = None,
+                    ) -> tuple[RunResult, list[ExternalCall]]:
     """Run one file of source text on its own (for tests and tools); never raises."""
     from bot.analysis.source import parse_python
 

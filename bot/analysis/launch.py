@@ -38,7 +38,18 @@ from bot.analysis.markers import Marker
 from bot.analysis.report import Table
 from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.source import Module
-from bot.analysis.values import Const, ListV, Text, TupleV, Unknown, Value, python
+from bot.analysis.values import (
+    Alternatives,
+    Choice,
+    Const,
+    Hole,
+    ListV,
+    Text,
+    TupleV,
+    Unknown,
+    Value,
+    python,
+)
 
 __all__ = ["LaunchOutcome", "Table", "analyze_launch", "compare"]
 
@@ -79,6 +90,7 @@ class _Raw:
     model_unknown: Unknown | None  # the model type, when it cannot be resolved
     model: Parsed  # the model script's flags as the evaluating interpreter read them
     model_files: tuple[str, ...]
+    environ: tuple[tuple[str, str | Unknown | None], ...] = ()  # what the launch inherits
 
 
 @dataclass(slots=True)
@@ -127,7 +139,7 @@ class _Cache:
         self.last: _Eval | None = None  # the latest evaluation, for the file's other markers
         # model script flags: per interpreter and script, the text they came from and the
         # flags parsed (from a shell script: per script)
-        self.models: dict[tuple[int, str], tuple[Text, Parsed]] = {}
+        self.models: dict[tuple[int, str, object], tuple[Text, Parsed]] = {}
         self.scripts: dict[str, Parsed] = {}
 
 
@@ -161,19 +173,36 @@ def _interpreter(snapshot: Snapshot, backend: str) -> Interpreter:
 
 
 def _command(call: ExternalCall) -> Text:
-    parts: list[Value] = list(call.args) + [v for k, v in call.keywords.items()]
+    """The words of a launch call: its positional arguments and keywords, in order. An
+    unknown positional argument or ``*args`` keyword of a launch function is a word that
+    cannot be known (other unknown keywords are taken for settings of the call)."""
+    parts: list[tuple[Value, bool]] = [(v, call.named_sink) for v in call.args]
+    parts.extend((v, call.named_sink and k.endswith("args")) for k, v in call.keywords.items())
     out = Text(())
-    for value in parts:
-        for text in _texts(value):
+    for value, words in parts:
+        for text in _texts(value, words):
             out = out + text + Text.of(" ")
     return out
 
 
-def _texts(value: Value) -> list[Text]:
+def _texts(value: Value, item: bool) -> list[Text]:
+    """The words a call's argument puts on the command line. Alternatives stay a choice;
+    an unknown item of a list of words is a word that cannot be known (``item``), never
+    dropped (an unknown argument of its own is not taken for words)."""
     if isinstance(value, Text):
         return [value]
     if isinstance(value, ListV | TupleV):
-        return [t for item in value.items for t in _texts(item)]
+        return [t for entry in value.items for t in _texts(entry, True)]
+    if isinstance(value, Alternatives):
+        options = []
+        for option in value.options:
+            words = Text(())
+            for text in _texts(option, item):
+                words = words + text + Text.of(" ")
+            options.append(words.parts)
+        return [Text((Choice(tuple(options), value.text, value.origin),))]
+    if item and isinstance(value, Unknown) and not value.quiet:
+        return [Text((Hole(value.text, value.origin),))]
     return []
 
 
@@ -192,7 +221,7 @@ def _run(snapshot: Snapshot, path: str, backend: str) -> _Run:
     for index, raw in enumerate(evaluation.raws):
         # another platform reads the model script itself, as its run would have
         model, files = (raw.model, raw.model_files) if mine else \
-            _model_flags(snapshot, interp, raw.model_path)
+            _model_flags(snapshot, interp, raw.model_path, raw.environ)
         if not mine and files == raw.model_files and _same_flags(model, raw.model):
             launches.append(evaluation.resolved[index])  # the same flags: the same launch
             continue
@@ -236,14 +265,20 @@ def _evaluate(snapshot: Snapshot, interp: Interpreter, path: str) -> _Eval:
     for call in calls:
         tokens = text_tokens(_command(call))
         wanted = None if call.named_sink else LAUNCH_FLAGS
-        if not has_flag(tokens, wanted):
+        if not has_flag(tokens, wanted) and not (call.named_sink and _unknown_words(tokens)):
             continue
         model_path, unknown = _model_script(snapshot, interp, call)
-        model, files = _model_flags(snapshot, interp, model_path)
+        model, files = _model_flags(snapshot, interp, model_path, call.environ)
         raws.append(_Raw(call.path, call.line, call.guards, tokens, model_path, unknown, model,
-                         files))
+                         files, call.environ))
     interp.release_run()
     return _Eval(path, interp, footprint, result, raws)
+
+
+def _unknown_words(tokens: list[Token]) -> bool:
+    """Whether a command has words that cannot be known (a launch function given only
+    those is a launch whose flags are not known, never no launch at all)."""
+    return any(isinstance(t, Opaque) and not t.quiet for t in tokens)
 
 
 def _model_type(interp: Interpreter, snapshot: Snapshot, call: ExternalCall) -> Value | None:
@@ -278,22 +313,23 @@ def _model_script(snapshot: Snapshot, interp: Interpreter,
 _NO_FLAGS = Parsed({}, [])
 
 
-def _model_flags(snapshot: Snapshot, interp: Interpreter,
-                 path: str | None) -> tuple[Parsed, tuple[str, ...]]:
-    """The flags of a model script as ``interp`` reads them (never changed by callers),
-    and the files read."""
+def _model_flags(snapshot: Snapshot, interp: Interpreter, path: str | None,
+                 environ: tuple[tuple[str, str | Unknown | None], ...] = ()
+                 ) -> tuple[Parsed, tuple[str, ...]]:
+    """The flags of a model script as ``interp`` reads them in a process that inherits the
+    launch's ``environ`` writes (never changed by callers), and the files read."""
     if path is None:
         return _NO_FLAGS, ()
     cache = _cache(snapshot)
     settings = snapshot.config.launch
     if path.endswith(".py"):
-        flags = interp.call_function(path, settings.model_function)
+        flags = interp.call_function(path, settings.model_function, environ)
         if flags is None:
             return _NO_FLAGS, (path,)
-        found = cache.models.get((id(interp), path))
+        found = cache.models.get((id(interp), path, environ))
         if found is None or found[0] is not flags:  # the same text: the same flags
             found = (flags, parse(text_tokens(flags)))
-            cache.models[(id(interp), path)] = found
+            cache.models[(id(interp), path, environ)] = found
         return found[1], (path,)
     if path not in cache.scripts:
         script = snapshot.sources.text(path)
@@ -359,6 +395,14 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
             "PAR019", marker.path, marker.line,
             f"The launches of `{marker.path}` could not be resolved completely: {why}; "
             "launches past that point were not checked.", test=marker.path,
+        ))
+    stop = run.result.stopped
+    if stop is not None:
+        findings.append(finding(
+            "PAR019", stop.path, stop.line,
+            f"The run of `{marker.path}` ends at `{stop.text}` when `{stop.guards[0]}`, which "
+            "cannot be resolved statically; launches past that point were not checked.",
+            test=marker.path,
         ))
     closure, _ = snapshot.graph.closure(marker.path)
     read = set(run.result.modules)

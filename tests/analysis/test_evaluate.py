@@ -8,10 +8,18 @@ import textwrap
 
 import pytest
 
-from bot.analysis.evaluate import ExternalCall, Interpreter, Limits, evaluate_source, split_literal
+from bot.analysis.evaluate import (
+    ExternalCall,
+    Interpreter,
+    Limits,
+    Stop,
+    evaluate_source,
+    split_literal,
+)
 from bot.analysis.source import Module, parse_python
 from bot.analysis.values import (
     NOT_PLAIN,
+    Alternatives,
     Choice,
     Chunk,
     Hole,
@@ -762,3 +770,107 @@ def test_a_literal_container_keeps_the_line_it_was_set_on() -> None:
     assert [(p.text, p.origin.line if p.origin else None) for p in result.parts
             if isinstance(p, Chunk)] == [("--tensor-model-parallel-size ", 3), ("4", 2)]
     assert len(result.parts) == 2
+
+
+# ----- undecided branches keep what they set ------------------------------------------------
+
+def _flags_of(call: ExternalCall) -> list[str]:
+    """Each way the call's first argument can read: the options of its choices spelled out."""
+    value = call.args[0] if call.args else next(iter(call.keywords.values()))
+    assert isinstance(value, Text)
+
+    def spell(parts: tuple[object, ...]) -> list[str]:
+        out = [""]
+        for part in parts:
+            if isinstance(part, Chunk):
+                out = [o + part.text for o in out]
+            elif isinstance(part, Choice):
+                out = [o + s for o in out for opt in part.options for s in spell(opt)]
+            else:
+                assert isinstance(part, Hole)
+                out = [o + "<?>" for o in out]
+        return out
+
+    return sorted(" ".join(s.split()) for s in spell(value.parts))
+
+
+UNDECIDED: list[tuple[str, list[str]]] = [
+    ("args = ['--a 1']\nif X:\n    args.append('--b 2')\nlaunch(' '.join(args))", ["--a 1", "--a 1 --b 2"]),
+    ("args = ['--a 1']\nif X:\n    args += ['--b', '2']\nelse:\n    args.extend(['--c'])\nargs.append('--d')\nlaunch(' '.join(args))",
+     ["--a 1 --b 2 --d", "--a 1 --c --d"]),
+    ("extra = '--b 2' if X else None\nlaunch(f'--a 1 {extra}')", ["--a 1 --b 2", "--a 1 None"]),
+    ("extra = '--b' if X else ''\nlaunch('--a ' + extra)", ["--a", "--a --b"]),
+    ("extra = ['--b'] if X else []\nlaunch('--a ' + ' '.join(extra).strip())", ["--a", "--a --b"]),
+    ("import os\nif X:\n    os.environ['N'] = '2'\nlaunch(f\"--a {os.environ.get('N', '1')}\")", ["--a <?>"]),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), UNDECIDED, ids=[c[0][:50] for c in UNDECIDED])
+def test_what_an_undecided_branch_sets_stays_a_choice(source: str, expected: list[str]) -> None:
+    _, calls = run(source)
+    (call,) = calls
+    assert _flags_of(call) == expected
+
+
+def test_alternatives_are_unknown_to_everything_that_does_not_look_inside() -> None:
+    source = "A = [1] if X else [1, 2]\nRESULT = len(A) == 1\nN = 2 if X else 3\nB = A[0]\n"
+    assert value(source) == UNKNOWN
+    assert value(source, "N") == UNKNOWN
+    assert value(source, "B") == UNKNOWN
+
+
+def test_many_alternatives_become_a_plain_unknown() -> None:
+    source = "T = ''\n" + "".join(f"if X{i}:\n    T = T + 'a{i}'\n" for i in range(12)) + "launch(T)\n"
+    interp, _ = run(source)
+    found = interp.module_globals("__main__")["T"]
+    assert isinstance(found, Text)  # texts merge into choices, however many
+    lists = "L = []\n" + "".join(f"if X{i}:\n    L.append('a')\n" for i in range(12))
+    interp, _ = run(lists)
+    found = interp.module_globals("__main__")["L"]
+    assert type(found) is Unknown
+
+
+def test_a_raise_under_an_undecided_condition_that_ends_the_run_is_reported() -> None:
+    source = "for a in (1, 2):\n    if X:\n        continue\n    raise RuntimeError('no')\nlaunch('--a 1')\n"
+    interp = _interp({"main.py": source})
+    result = interp.run("main.py")
+    assert result.stopped == Stop("raise RuntimeError('no')", "main.py", 4, ("not (X)",))
+
+
+def test_a_function_that_returned_under_an_undecided_condition_and_raised_otherwise_returns() -> None:
+    source = "def f():\n    if X:\n        return '--a 1'\n    raise RuntimeError('no')\nlaunch(f())\n"
+    _, calls = run(source)
+    assert [c.args[0] for c in calls] == [Text.of("--a 1")]
+
+
+def test_a_raise_every_path_reaches_is_not_a_stop_under_a_condition() -> None:
+    interp = _interp({"main.py": "raise SystemExit(0)\n"})
+    assert interp.run("main.py").stopped is None
+    interp = _interp({"main.py": "def test_a():\n    if X:\n        assert False\n    else:\n        raise ValueError\n"})
+    assert interp.run("main.py").stopped is None
+    interp = _interp({"main.py": "def test_a():\n    for a in (1,):\n        if X:\n            continue\n        if Y:\n            assert False\n        else:\n            raise ValueError\n"})
+    result = interp.run("main.py")
+    assert result.stopped is not None and result.stopped.guards == ("not (X)",)
+
+
+def test_environment_writes_are_in_program_order_and_reach_the_launch() -> None:
+    _, calls = run("import os\nos.environ['N'] = '4'\nlaunch('--a')\nos.environ['N'] = '8'\nlaunch('--b')\n"
+                   "os.environ['N'] = X\nlaunch('--c')\n")
+    assert [c.environ[0][1] for c in calls[:2]] == ["4", "8"]
+    assert isinstance(calls[2].environ[0][1], Unknown)
+
+
+def test_choices_of_one_condition_stay_one_choice() -> None:
+    source = ("x = None\nmatch X:\n    case 1:\n        x = ['--a']\n    case 2:\n        pass\n"
+              "    case 3:\n        pass\nlaunch(x)\n")
+    _, calls = run(source)
+    (call,) = calls
+    found = call.args[0]
+    assert isinstance(found, Alternatives) and len(found.options) == 2
+
+
+def test_a_loaded_module_holding_a_choice_notes_its_lists_as_module_state() -> None:
+    interp = _interp({"main.py": "import lib\nlib.FLAGS.append('--c')\n",
+                      "lib.py": "FLAGS = ['--a'] + (['--b'] if X else [])\n"})
+    interp.run("main.py")
+    assert interp.dirty
