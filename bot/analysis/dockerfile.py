@@ -110,6 +110,7 @@ class Dockerfile:
     path: str
     installs: tuple[Install, ...]
     stages: int
+    env: tuple[tuple[str, str | None], ...] = ()  # `ENV` of the final stage, as the image has it
 
 
 def _words(value: str) -> list[str]:
@@ -149,7 +150,8 @@ def parse_dockerfile(path: str, text: str) -> Dockerfile:
         except Exception:  # a malformed instruction is skipped, never fatal
             log.debug("%s:%s: instruction skipped", path, instruction["startline"] + 1,
                       exc_info=True)
-    return Dockerfile(path, tuple(reader.installs), reader.stage_count)
+    env = tuple(reader.stage.envs.items()) if reader.stage is not None else ()
+    return Dockerfile(path, tuple(reader.installs), reader.stage_count, env)
 
 
 class _Reader:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.analysis import par
+from bot.analysis.cienv import ci_environment
 from bot.analysis.evaluate import ExternalCall, Footprint, Interpreter, Limits, RunResult
 from bot.analysis.findings import Finding, finding
 from bot.analysis.flags import (
@@ -154,9 +155,7 @@ def _interpreter(snapshot: Snapshot, backend: str) -> Interpreter:
     cache = _cache(snapshot)
     if backend not in cache.interpreters:
         settings = snapshot.config.launch
-        env: dict[str, str | None] = dict(settings.env)
-        for name, values in settings.platform_env.items():
-            env[name] = values.get(backend)  # type: ignore[call-overload]
+        environment = ci_environment(snapshot)
 
         sources = snapshot.sources  # not the snapshot: the cache is kept only as long as it is
 
@@ -165,9 +164,11 @@ def _interpreter(snapshot: Snapshot, backend: str) -> Interpreter:
             return module if isinstance(module, Module) else None
 
         cache.interpreters[backend] = Interpreter(
-            load, sources.exists, snapshot.config.python_roots, env,
+            load, sources.exists, snapshot.config.python_roots,
+            environment.values.get(backend, {}),
             frozenset(settings.sinks), frozenset(settings.quiet_calls),
-            Limits(settings.max_steps, settings.max_depth), frozenset(settings.platform_env),
+            Limits(settings.max_steps, settings.max_depth), environment.differing,
+            environment.closed.get(backend, False),
         )
     return cache.interpreters[backend]
 

@@ -874,3 +874,14 @@ def test_a_loaded_module_holding_a_choice_notes_its_lists_as_module_state() -> N
                       "lib.py": "FLAGS = ['--a'] + (['--b'] if X else [])\n"})
     interp.run("main.py")
     assert interp.dirty
+
+
+def test_a_closed_environment_leaves_what_nothing_sets_unset() -> None:
+    module = parse_python("main.py", "import os\nA = os.environ.get('NOPE', '7')\nB = os.getenv('NOPE') or 48\n"
+                          "C = os.getenv('SET')\nD = os.getenv('ODD', 'x')\nE = 'NOPE' in os.environ\n")
+    assert isinstance(module, Module)
+    interp = Interpreter({"main.py": module}.get, lambda p: p == "main.py",
+                         env={"SET": "1", "ODD": Unknown("$ODD")}, closed=True)
+    interp.run("main.py")
+    found = {k: python(v) for k, v in interp.module_globals("__main__").items() if k in "ABCDE"}
+    assert found == {"A": "7", "B": 48, "C": "1", "D": NOT_PLAIN, "E": False}

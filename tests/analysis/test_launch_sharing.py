@@ -91,6 +91,8 @@ if __name__ == "__main__":
 
 BASE = {
     ".github/workflows/ci.yml": WORKFLOW,
+    # the ROCm image says which platform it is (the platform variable is inferred from it)
+    "docker/Dockerfile.rocm": "FROM rocm/base\nENV MILES_PLATFORM=rocm\n",
     "tests/__init__.py": "",
     "tests/e2e/__init__.py": "",
     "tests/e2e/g/__init__.py": "",
