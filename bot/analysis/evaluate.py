@@ -38,6 +38,7 @@ from bot.analysis.values import (
     Choice,
     Chunk,
     ClassV,
+    CliApp,
     Const,
     DictV,
     FieldCall,
@@ -48,6 +49,7 @@ from bot.analysis.values import (
     Instance,
     Lazy,
     ListV,
+    MatchV,
     ModuleV,
     Origin,
     OriginKind,
@@ -74,6 +76,7 @@ log = logging.getLogger(__name__)
 MAX_TEXT = 200_000
 MAX_ITEMS = 20_000
 MAX_INT_BITS = 1024
+MAX_COMMAND_ROWS = 32  # runs of a command-line entry point with its options' choices
 
 # The text and origin of an unknown result not worked out yet (see Interpreter._settle):
 # made at run time, so no other string is ever this object.
@@ -261,15 +264,23 @@ class RunResult:
     stopped: Stop | None = None  # a raise under undecided conditions ended the run
 
 
+# os.path functions whose result is a path (or a part of one); "join" is modelled apart.
+_PATH_FUNCTIONS = ("dirname", "basename", "abspath", "realpath", "expanduser", "normpath",
+                   "relpath", "expandvars")
 # Modelled functions of the standard library, by dotted name.
 _MODELLED = frozenset({
     "os.getenv", "os.environ", "os.path.join", "dataclasses.field", "dataclasses.replace",
+    "argparse.Namespace", "types.SimpleNamespace", "re.search", "re.match", "re.fullmatch",
+    "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", *(f"os.path.{n}" for n in _PATH_FUNCTIONS),
+    "typer.Typer", "typer.Option", "typer.Argument", "click.command", "click.group",
+    "click.option", "click.argument", "click.Choice", "typing.Literal", "typing.Annotated",
     "dataclasses.dataclass", "functools.cache", "functools.lru_cache", "functools.wraps",
     "math.ceil", "math.floor", "math.gcd", "math.lcm", "math.prod", "math.sqrt", "math.isqrt",
     "math.log2", "shlex.join", "pytest.mark.parametrize", "typing.cast",
 })
 _MODULES = frozenset({"os", "os.path", "math", "dataclasses", "functools", "shlex", "pytest",
-                      "pytest.mark", "typing", "sys"})
+                      "pytest.mark", "typing", "sys", "argparse", "types", "re", "pathlib",
+                      "typer", "click"})
 _BUILTINS = frozenset({
     "len", "str", "int", "float", "bool", "abs", "min", "max", "sum", "round", "range", "list",
     "tuple", "dict", "set", "sorted", "reversed", "enumerate", "zip", "isinstance", "print",
@@ -628,10 +639,8 @@ class Interpreter:
             for row in self._parametrize_rows(value):
                 try:
                     self._invoke(value, [], row, None)
-                except _Raise as exc:
+                except _Raise as exc:  # (a function call lets no other signal out)
                     self._stopped(state, exc)
-                except _Signal:
-                    pass
 
     def _parametrize_rows(self, fn: FuncV) -> list[dict[str, Value]]:
         rows: list[dict[str, Value]] = [{}]
@@ -1377,6 +1386,8 @@ class Interpreter:
                     split = ()
                 if split:
                     fn.parametrize = ((split, rows), *fn.parametrize)
+            elif isinstance(dec, Builtin) and dec.name in _CLI_DECORATORS:
+                decorated = _cli_decorate(fn, dec, decorated)
         scope_set(scope, node.name, decorated)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
@@ -1704,6 +1715,12 @@ class Interpreter:
         if type(obj) is Alternatives:  # the attribute of each option, still a choice
             return alternatives([self._getattr(o, attr, text, origin) for o in obj.options],
                                 obj.text, obj.origin)
+        if isinstance(obj, CliApp) and attr in ("command", "callback"):
+            return Builtin(f"cli.app.{attr}", obj)
+        if isinstance(obj, MatchV) and attr in ("group", "groups", "groupdict"):
+            return Builtin(f"match.{attr}", obj)
+        if type(obj) is Unknown and obj.quiet:  # of a path: never command-line words
+            return Unknown(text, origin, quiet=True)
         return Unknown(text, origin)
 
     def _e_subscript(self, node: ast.Subscript, scope: Scope) -> Value:
@@ -2118,7 +2135,11 @@ class Interpreter:
         if isinstance(func, FuncV):
             if isinstance(func.node, ast.AsyncFunctionDef):
                 return Unknown(self._call_text(node, scope), self._origin(node, scope))
+            if func.command and not args and not keywords:
+                return self._run_commands([func], node)
             return self._invoke(func, args, keywords, node)
+        if isinstance(func, CliApp):
+            return self._run_commands(func.commands, node)
         if isinstance(func, ClassV):
             return self._construct(func, args, keywords, node, scope)
         if isinstance(func, Builtin):
@@ -2137,6 +2158,8 @@ class Interpreter:
             method = func.cls.lookup("__call__")
             if isinstance(method, FuncV):
                 return self._invoke(_bind(method, func), args, keywords, node)
+        if type(func) is Unknown and func.quiet:  # a method of a path
+            return Unknown(self._call_text(node, scope), self._origin(node, scope), quiet=True)
         if type(func) is Alternatives and \
                 all(isinstance(o, FuncV | ClassV | Builtin) for o in func.options):
             # a method of a value an undecided branch chose (a list appended to in one):
@@ -2192,6 +2215,57 @@ class Interpreter:
         for value, cond in reversed(scope.pending):
             result = merge(value, result, cond, origin)
         return result
+
+    def _run_commands(self, commands: list[FuncV], node: ast.Call) -> Value:
+        """A command-line entry point run as CI runs it, without arguments: each command
+        with every combination of its options' choices (``Literal``, ``click.Choice``)
+        and the defaults of the others, as a loop over them would."""
+        for fn in commands:
+            for row in self._cli_rows(fn):
+                self._tick()
+                self._invoke(fn, [], row, node)
+        return Const(None)
+
+    def _cli_rows(self, fn: FuncV) -> list[dict[str, Value]]:
+        params = fn.node.__dict__.get(_PARAMS) or _Params(fn.node.args)
+        setattr(fn.node, _PARAMS, params)
+        spec = fn.node.args
+        annotations = {a.arg: a.annotation for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)}
+        defaults: dict[str, Value] = dict(zip(params.positional[len(params.positional) - len(fn.defaults):],
+                                              fn.defaults, strict=True))
+        defaults.update(fn.kw_defaults)
+        choices: dict[str, Value | None] = {}
+        for name, given, listed in fn.options:
+            defaults[name] = given
+            choices[name] = listed
+        closure = fn.closure
+        assert isinstance(closure, Scope)
+        rows: list[dict[str, Value]] = [{}]
+        for name in params.every:
+            default = defaults.get(name)
+            if isinstance(default, Builtin) and default.name == "cli.default":
+                default = default.bound
+            options = choices.get(name) or self._literal(annotations.get(name), closure)
+            items = self._iterate(options) if options is not None else None
+            values = items if items else ([default] if default is not None else [])
+            if len(rows) * len(values) > MAX_COMMAND_ROWS:
+                values = [Unknown(f"{name} (one of {len(values)} choices)")]
+            rows = [{**row, name: v} for row in rows for v in values] if values else rows
+        return rows
+
+    def _literal(self, annotation: ast.expr | None, scope: Scope) -> Value | None:
+        """The choices of a ``Literal[...]`` annotation (in ``Annotated[...]`` too)."""
+        if not isinstance(annotation, ast.Subscript):
+            return None
+        kind = self.eval(annotation.value, scope)
+        inner = annotation.slice
+        if isinstance(kind, Builtin) and kind.name == "typing.Annotated":
+            first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else None
+            return self._literal(first, scope)
+        if not (isinstance(kind, Builtin) and kind.name == "typing.Literal"):
+            return None
+        return TupleV(tuple(self.eval(e, scope) for e in (
+            inner.elts if isinstance(inner, ast.Tuple) else [inner])))
 
     def _is_generator(self, node: ast.FunctionDef | ast.AsyncFunctionDef, module: Module) -> bool:
         found = node.__dict__.get(_GENERATOR)
@@ -2815,11 +2889,137 @@ def _b_environ(call: _Call) -> Value:
     return current
 
 
+def _b_cli(call: _Call) -> Value:
+    """typer and click: applications, commands, options and their choices."""
+    name = call.func.name
+    if name == "typer.Typer":
+        return CliApp([])
+    if name in ("typer.Option", "typer.Argument"):
+        default = call.args[0] if call.args else call.keywords.get("default", Unknown("..."))
+        return Builtin("cli.default", default)
+    if name == "click.Choice":
+        return Builtin("cli.choices", call.args[0] if call.args else call.unknown())
+    if name in ("click.option", "click.argument"):
+        words = [python(a) for a in call.args]
+        names = [w for w in words if isinstance(w, str)]
+        plain = [w for w in names if not w.startswith("-")]
+        longest = max(names, key=len) if names else ""
+        param = plain[0] if plain else longest.lstrip("-").replace("-", "_")
+        flag = call.keywords.get("is_flag")
+        default = call.keywords.get("default", Const(False) if flag is not None and truth(flag)
+                                    else Const(None) if name == "click.option"
+                                    else Unknown(f"{param} (a required argument)"))
+        kind = call.keywords.get("type")
+        choices = kind.bound if isinstance(kind, Builtin) and kind.name == "cli.choices" else None
+        return Builtin("cli.option", TupleV((Text.of(param), default, choices or Const(None))))
+    if name == "cli.app.command":
+        assert isinstance(call.func.bound, CliApp)
+        return Builtin("cli.register", call.func.bound)
+    if name == "click.group":
+        return Builtin("cli.group")
+    if name == "click.command":
+        return Builtin("cli.command")
+    return Builtin("identity")  # an application's callback: not a command
+
+
+_CLI_DECORATORS = frozenset({"cli.register", "cli.command", "cli.group", "cli.option"})
+
+
+def _cli_decorate(fn: FuncV, dec: Builtin, decorated: Value) -> Value:
+    """``fn`` (what its decorators made of it so far) under a typer or click decorator."""
+    if dec.name == "cli.register":
+        assert isinstance(dec.bound, CliApp)
+        dec.bound.commands.append(fn)
+    elif dec.name == "cli.command":
+        fn.command = True
+    elif dec.name == "cli.group":
+        return CliApp([])
+    else:
+        assert isinstance(dec.bound, TupleV)  # cli.option
+        param, default, choices = dec.bound.items
+        fn.options = ((str(python(param)), default,
+                       None if isinstance(choices, Const) else choices), *fn.options)
+    return decorated
+
+
+def _b_namespace(call: _Call) -> Value:
+    """``argparse.Namespace(**kw)``, ``types.SimpleNamespace(**kw)``: an object whose
+    attributes are the keywords."""
+    if call.args:
+        return call.unknown()
+    return Instance(_NAMESPACE, dict(call.keywords))
+
+
+_NAMESPACE = ClassV("Namespace", "<stdlib>", {}, ())
+
+
+def _b_re(call: _Call) -> Value:
+    """``re.search``/``match``/``fullmatch`` of a known pattern on a known string."""
+    pattern, string = (python(a) for a in call.args[:2]) if len(call.args) >= 2 else (None, None)
+    if not isinstance(pattern, str) or not isinstance(string, str) or len(call.args) > 2 or \
+            call.keywords or not _safe_pattern(pattern, string):
+        return call.unknown()
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return call.unknown()
+    found = getattr(compiled, call.func.name.split(".")[1])(string)
+    if found is None:
+        return Const(None, call.origin)
+    origin = call.computed()
+    groups = tuple(Const(None, origin) if g is None else Text.of(g, origin)
+                   for g in (found.group(0), *found.groups()))
+    return MatchV(groups, dict(compiled.groupindex))
+
+
+# a quantified group holding a quantifier (exponential backtracking) is not run
+_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[*+}](?:[^()\\]|\\.)*\)\s*[*+{]")
+
+
+def _safe_pattern(pattern: str, string: str) -> bool:
+    return len(pattern) <= 200 and len(string) <= 1000 and "(?" not in pattern.replace(
+        "(?:", "").replace("(?P<", "") and _NESTED_QUANTIFIER.search(pattern) is None
+
+
+def _b_match(call: _Call) -> Value:
+    match = call.func.bound
+    assert isinstance(match, MatchV)
+    method = call.func.name.split(".")[1]
+    if method == "groups":
+        return TupleV(match.groups[1:])
+    if method == "groupdict":
+        out = DictV({})
+        for name, number in match.names.items():
+            out.items[("s", name)] = (Text.of(name), match.groups[number])
+        return out
+    picked: list[Value] = []
+    for arg in call.args or [Const(0)]:
+        key = python(arg)
+        index = match.names.get(key) if isinstance(key, str) else key
+        if not isinstance(index, int) or isinstance(index, bool) or \
+                not 0 <= index < len(match.groups):
+            return call.unknown()
+        picked.append(match.groups[index])
+    return picked[0] if len(picked) == 1 else TupleV(tuple(picked))
+
+
+def _b_path(call: _Call) -> Value:
+    """A path (``pathlib.Path(...)``, ``os.path.*``): the string when it is known and plain
+    (``dirname``, ``basename``, ``normpath``), else a path that is not known, which never
+    holds command-line flags (a quiet unknown)."""
+    name = call.func.name.rsplit(".", 1)[1]
+    plain = [python(a) for a in call.args]
+    if name in ("dirname", "basename", "normpath") and len(plain) == 1 and \
+            isinstance(plain[0], str):
+        return Text.of(getattr(posixpath, name)(plain[0]), call.computed())
+    return Unknown(call.text, call.origin, quiet=True)
+
+
 def _b_path_join(call: _Call) -> Value:
     parts: list[Part] = []
     for index, arg in enumerate(call.args):
         if not isinstance(arg, Text):
-            return call.unknown()
+            return Unknown(call.text, call.origin, quiet=True)
         if index:
             parts.append(Chunk("/", call.origin))
         parts.extend(arg.parts)
@@ -3073,7 +3273,14 @@ _BUILTIN_CALLS: dict[str, Callable[[_Call], Value]] = {
     "os.getenv": _b_getenv, "environ.get": _b_environ, "environ.setdefault": _b_environ,
     "environ.pop": _b_environ, "os.path.join": _b_path_join,
     "pytest.mark.parametrize": _b_parametrize, "shlex.join": _b_shlex_join,
-    "typing.cast": _b_cast,
+    "typing.cast": _b_cast, "argparse.Namespace": _b_namespace,
+    **{n: _b_cli for n in ("typer.Typer", "typer.Option", "typer.Argument", "click.command",
+                           "click.group", "click.option", "click.argument", "click.Choice",
+                           "cli.app.command", "cli.app.callback")},
+    "types.SimpleNamespace": _b_namespace, "re.search": _b_re, "re.match": _b_re,
+    "re.fullmatch": _b_re, "match.group": _b_match, "match.groups": _b_match,
+    "match.groupdict": _b_match, "pathlib.Path": _b_path, "pathlib.PurePath": _b_path,
+    "pathlib.PosixPath": _b_path, **{f"os.path.{n}": _b_path for n in _PATH_FUNCTIONS},
     **{name: _b_str_method for name in _METHODS if name.startswith("str.")},
     **{name: _b_list_method for name in _METHODS if name.startswith(("list.", "tuple."))},
     **{name: _b_dict_method for name in _METHODS if name.startswith("dict.")},

@@ -241,6 +241,16 @@ class FuncV(Value):
     kind: FuncKind = "function"
     bound: Value | None = None
     parametrize: tuple[tuple[tuple[str, ...], Value], ...] = ()
+    # a command-line entry point (click): its options (parameter, default, choices or None)
+    command: bool = False
+    options: tuple[tuple[str, Value, Value | None], ...] = ()
+
+
+@dataclass(eq=False, slots=True)
+class CliApp(Value):
+    """A command-line application (``typer.Typer()``, a ``click`` group): its commands."""
+
+    commands: list[FuncV]
 
 
 @dataclass(eq=False, slots=True)
@@ -259,6 +269,14 @@ class Lazy(Value):
     module: str
     name: str
     text: str
+
+
+@dataclass(eq=False, slots=True)
+class MatchV(Value):
+    """A regular expression match of known text: its groups (0 the whole match)."""
+
+    groups: tuple[Value, ...]
+    names: dict[str, int]
 
 
 @dataclass(slots=True, unsafe_hash=True)

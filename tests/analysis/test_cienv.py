@@ -20,8 +20,8 @@ env:
 jobs:
   call:
     uses: ./.github/workflows/_run-gpu.yml
-  again:
-    uses: ./.github/workflows/_run-gpu.yml
+  elsewhere:
+    uses: ./.github/workflows/not-here.yml
 """
 
 REUSABLE = """\
@@ -41,6 +41,8 @@ jobs:
           STEP_ONLY: "x"
           BOTH: "a"
       - run: echo "$(compute)" >> "$GITHUB_ENV"
+  back:
+    uses: ./.github/workflows/pr-test-rocm.yml
 """
 
 CUDA = """\
@@ -73,6 +75,7 @@ def test_workflow_env_reads_every_level_and_what_cannot_be_known() -> None:
     assert EnvSetting(None, None, "job") in found  # a computed $GITHUB_ENV write
     assert workflow_env("env: ${{ fromJSON(inputs.env) }}\n") == [EnvSetting(None, None, "workflow")]
     assert workflow_env("jobs: [unclosed\n") == []
+    assert workflow_env("") == []
 
 
 def test_dockerfile_env_is_the_final_stage() -> None:

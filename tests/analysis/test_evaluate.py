@@ -885,3 +885,119 @@ def test_a_closed_environment_leaves_what_nothing_sets_unset() -> None:
     interp.run("main.py")
     found = {k: python(v) for k, v in interp.module_globals("__main__").items() if k in "ABCDE"}
     assert found == {"A": "7", "B": 48, "C": "1", "D": NOT_PLAIN, "E": False}
+
+
+STDLIB: list[tuple[str, object]] = [
+    ("import argparse\nkw = {'tp': 2}\nc = dict(kw)\nc['tp'] = 4\nRESULT = argparse.Namespace(ep=1, **c).tp", 4),
+    ("import argparse\nRESULT = argparse.Namespace(ep=1).pp", UNKNOWN),
+    ("import argparse\nRESULT = argparse.Namespace(X)", UNKNOWN),
+    ("from types import SimpleNamespace\nns = SimpleNamespace(a=1)\nns.a = 3\nRESULT = ns.a", 3),
+    ("import re\nm = re.search(r'(\\d+)layer', 'GLM-5_4layer')\nRESULT = m.group(1)", "4"),
+    ("import re\nRESULT = re.search(r'(\\d+)layer', 'GLM-5_4layer').group()", "4layer"),
+    ("import re\nRESULT = re.search(r'(\\d)-(\\d)', 'a1-2').group(1, 2)", ("1", "2")),
+    ("import re\nRESULT = re.search(r'(\\d)(x)?', '1').groups()", ("1", None)),
+    ("import re\nRESULT = re.match(r'(?P<n>\\d+)-gpu', '8-gpu').groupdict()['n']", "8"),
+    ("import re\nRESULT = re.match(r'x', 'abc') is None", True),
+    ("import re\nif (m := re.fullmatch(r'(?P<n>\\d+)', '12')) is not None:\n    RESULT = int(m.group('n'))", 12),
+    ("import re\nRESULT = re.search(r'(\\d)', '1').group(5)", UNKNOWN),
+    ("import re\nRESULT = re.search(r'(\\d)', '1').group('x')", UNKNOWN),
+    ("import re\nRESULT = re.search(r'(', '1')", UNKNOWN),
+    ("import re\nRESULT = re.search(r'(a+)+$', 'aaaa')", UNKNOWN),
+    ("import re\nRESULT = re.search(r'(?=a)', 'a')", UNKNOWN),
+    ("import re\nRESULT = re.search(r'a', 'a', re.I)", UNKNOWN),
+    ("import re\nRESULT = re.search(X, 'a')", UNKNOWN),
+    ("import os\nRESULT = os.path.basename('/a/b.py') + os.path.dirname('/a/b.py')", "b.py/a"),
+    ("import os\nRESULT = os.path.normpath('a//b/../c')", "a/c"),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), STDLIB, ids=[c[0][:60] for c in STDLIB])
+def test_standard_library_models(source: str, expected: object) -> None:
+    assert value(source) == expected
+
+
+@pytest.mark.parametrize("source", [
+    "from pathlib import Path\nRESULT = Path(X) / 'sub'",
+    "from pathlib import Path\nRESULT = Path(X).resolve().parent",
+    "import os\nRESULT = os.path.join(X, 'a')",
+    "import os\nRESULT = os.path.abspath(X)",
+    "import os\nRESULT = str(os.path.expanduser('~'))",
+])
+def test_a_path_that_is_not_known_is_never_taken_for_flags(source: str) -> None:
+    interp, _ = run(source)
+    found = interp.module_globals("__main__")["RESULT"]
+    if isinstance(found, Text):
+        assert all(isinstance(p, Hole) and p.quiet for p in found.parts)
+    else:
+        assert isinstance(found, Unknown) and found.quiet
+
+
+CLI_SOURCE = '''\
+from typing import Annotated, Literal
+
+import click
+import typer
+
+app = typer.Typer()
+
+
+@app.command()
+def train(num_gpus: int = 4, mode: Literal["a", "b"] = "a", tp: int = typer.Option(2, "--tp"),
+          pp: Annotated[Literal[1, 2], typer.Option()] = 1, req: str = typer.Argument(...),
+          when: Annotated[int, "x"] = 3, kind: list[int] = None):
+    launch(f"--gpus {num_gpus} --mode {mode} --tp {tp} --pp {pp} --req {req} --w {when}")
+
+
+@app.callback()
+def main():
+    pass
+
+
+@click.group()
+def cli():
+    pass
+
+
+@cli.command()
+@click.option("--ep", default=2, type=click.Choice([2, 4]))
+@click.option("--fast", is_flag=True)
+@click.option("-n", "--num-nodes", "nodes", default=1)
+def go(ep, fast, nodes):
+    launch(f"--ep {ep} --fast {fast} --nodes {nodes}")
+
+
+@click.command()
+@click.argument("name")
+def solo(name):
+    launch(f"--solo {name}")
+
+
+if __name__ == "__main__":
+    app()
+    cli()
+    solo()
+    solo("given")
+'''
+
+
+def test_command_line_entry_points_run_each_command_with_each_choice() -> None:
+    _, calls = run(CLI_SOURCE)
+    spelled = [" ".join(_flags_of(c)) for c in calls]
+    assert spelled == [
+        "--gpus 4 --mode a --tp 2 --pp 1 --req <?> --w 3",
+        "--gpus 4 --mode a --tp 2 --pp 2 --req <?> --w 3",
+        "--gpus 4 --mode b --tp 2 --pp 1 --req <?> --w 3",
+        "--gpus 4 --mode b --tp 2 --pp 2 --req <?> --w 3",
+        "--ep 2 --fast False --nodes 1",
+        "--ep 4 --fast False --nodes 1",
+        "--solo <?>",
+        "--solo given",
+    ]
+
+
+def test_too_many_choices_leave_the_option_unknown() -> None:
+    choices = ", ".join(f'"{i}"' for i in range(40))
+    source = (f"import typer\nfrom typing import Literal\napp = typer.Typer()\n\n@app.command()\n"
+              f"def f(x: Literal[{choices}] = '0'):\n    launch(f'--x {{x}}')\n\napp()\n")
+    _, calls = run(source)
+    assert [_flags_of(c) for c in calls] == [["--x <?>"]]

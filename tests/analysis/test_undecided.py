@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from bot.analysis.engine import audit
 from bot.analysis.findings import Severity
+from bot.analysis.report import Report
 from bot.analysis.tree import FolderTree
 
 WORKFLOW = 'jobs: {t: {steps: [{run: "run --suite stage-c-4-gpu-mi350"}]}}\n'
@@ -86,31 +87,43 @@ def _test_file(changes: list[tuple[str, tuple[str, str]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(SHAPES), st.sampled_from(CHANGES)), min_size=1,
-                max_size=4))
-def test_no_par_finding_comes_from_a_value_an_undecided_condition_chose(
-        changes: list[tuple[str, tuple[str, str]]]) -> None:
-    source = _test_file(changes)
+def _audit(source: str) -> Report:
+    """The audit of a repository holding one test file (and a workflow naming its suite)."""
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         (root / ".github/workflows").mkdir(parents=True)
         (root / ".github/workflows/ci.yml").write_text(WORKFLOW)
         (root / "tests").mkdir()
         (root / "tests/test_launch.py").write_text(source)
-        report = audit(FolderTree(root))
+        return audit(FolderTree(root))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(SHAPES), st.sampled_from(CHANGES)), min_size=1,
+                max_size=4))
+def test_no_par_finding_comes_from_a_value_an_undecided_condition_chose(
+        changes: list[tuple[str, tuple[str, str]]]) -> None:
+    source = _test_file(changes)
+    report = _audit(source)
     wrong = [f for f in report.findings
              if f.rule.startswith("PAR") and f.severity is not Severity.INFO]
     assert wrong == [], source
 
 
 def test_the_unchanged_launch_holds_every_rule() -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        (root / ".github/workflows").mkdir(parents=True)
-        (root / ".github/workflows/ci.yml").write_text(WORKFLOW)
-        (root / "tests").mkdir()
-        (root / "tests/test_launch.py").write_text(_test_file([]))
-        report = audit(FolderTree(root))
+    report = _audit(_test_file([]))
     assert [f.rule for f in report.findings] == []
     assert [row[-1] for table in report.tables for row in table.rows] == ["ok"]
+
+
+def test_a_list_of_words_an_undecided_branch_changed_reaches_the_launch_as_a_choice() -> None:
+    source = (
+        'register_rocm_ci(600, "stage-c-4-gpu-mi350")\n'
+        f"args = {BASE!r}\n"
+        'if probe("x"):\n    args.append("--context-parallel-size 4")\n'
+        "execute_train(train_args=args)\n"
+        'runner.submit(args)\n'
+    )
+    report = _audit(source)
+    assert {(f.rule, f.line) for f in report.findings} == {("PAR019", 3)}
+    assert "`--context-parallel-size`" in report.findings[0].message
