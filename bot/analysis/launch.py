@@ -66,6 +66,10 @@ class LaunchOutcome:
     ``signature`` is a hashable summary of every resolved launch (None when nothing was
     resolved), ``files`` the repository files read beyond the test's imports (a model script,
     say), ``table`` the launch grid for the summary, ``launches`` the resolved launches.
+    ``skipped`` holds, per launch, the PAR rules that could not be evaluated on it (each
+    with a PAR019; all of them for a launch an undecided condition guards), and
+    ``incomplete`` says the run stopped before its end (its step limit, an evaluator error,
+    a raise under an undecided condition), so launches past that point were not seen.
     """
 
     signature: Signature | None = None
@@ -73,6 +77,8 @@ class LaunchOutcome:
     files: tuple[str, ...] = ()
     table: Table | None = None
     launches: tuple[par.Launch, ...] = ()
+    skipped: tuple[frozenset[str], ...] = ()
+    incomplete: bool = False
 
     @classmethod
     def empty(cls) -> LaunchOutcome:
@@ -381,10 +387,12 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
             launch.label = f"launch {index + 1} of {len(launches)}"
     findings: list[Finding] = []
     rows: list[tuple[str, ...]] = []
+    skipped: list[frozenset[str]] = []
     for index, (launch, model_unknown) in enumerate(zip(launches, unknown_models, strict=True)):
         before = base.launches[index] if base is not None and index < len(base.launches) else None
-        verdict, found = _check(launch, model_unknown, marker, _changed(before, launch))
+        verdict, found, missed = _check(launch, model_unknown, marker, _changed(before, launch))
         findings.extend(found)
+        skipped.append(missed)
         resolved = used[index]
         if resolved.cells is None:
             resolved.cells = _cells(launch)
@@ -424,7 +432,9 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
         if resolved.signature is None:
             resolved.signature = _signature(launch)
     signature = tuple(r.signature for r in used if r.signature is not None) if launches else None
-    return LaunchOutcome(signature, findings, files, table, tuple(launches))
+    incomplete = bool(run.result.exhausted or run.result.error or run.result.stopped)
+    return LaunchOutcome(signature, findings, files, table, tuple(launches), tuple(skipped),
+                         incomplete)
 
 
 def _key(parsed: Parsed, guards: tuple[str, ...]) -> object:
@@ -450,7 +460,8 @@ def _plain(setting: Setting | None) -> object:
 
 
 def _check(launch: par.Launch, model_unknown: Unknown | None, marker: Marker,
-           prefer: tuple[str, ...] = ()) -> tuple[str, list[Finding]]:
+           prefer: tuple[str, ...] = ()) -> tuple[str, list[Finding], frozenset[str]]:
+    """A launch's verdict, its findings and the rules that could not be evaluated."""
     numbers = par.describe(launch)
     where = f" ({launch.label})" if launch.label else ""
     context = f"Launch of `{marker.path}`{where}: {numbers}."
@@ -461,7 +472,7 @@ def _check(launch: par.Launch, model_unknown: Unknown | None, marker: Marker,
             f"Whether this launch runs depends on `{guard}`, which cannot be resolved "
             "statically; its parallel layout was not checked.",
             test=marker.path, details=(context,),
-        )]
+        )], frozenset(par.CHECKS)
     if model_unknown is not None:
         for symbol in ("layers", "heads", "experts"):
             if symbol not in launch.settings:
@@ -496,7 +507,7 @@ def _check(launch: par.Launch, model_unknown: Unknown | None, marker: Marker,
         verdict = "partly unresolved"
     else:
         verdict = "ok"
-    return verdict, found
+    return verdict, found, frozenset(r for _, rules, _ in outcome.needs.values() for r in rules)
 
 
 def _anchor(launch: par.Launch, violation: par.Violation,
