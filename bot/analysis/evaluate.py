@@ -245,7 +245,8 @@ class Footprint:
 
 @dataclass(frozen=True, slots=True)
 class Stop:
-    """A ``raise`` (or failed ``assert``) reached under conditions that cannot be decided."""
+    """A ``raise`` (or failed ``assert``) that ended a run, and the conditions that cannot
+    be decided under which it was reached (none: on every path)."""
 
     text: str
     path: str
@@ -261,7 +262,7 @@ class RunResult:
     exhausted: bool = False
     error: str | None = None
     steps: int = 0
-    stopped: Stop | None = None  # a raise under undecided conditions ended the run
+    stopped: Stop | None = None  # the first raise that ended the run or a test function
 
 
 # os.path functions whose result is a path (or a part of one); "join" is modelled apart.
@@ -633,9 +634,10 @@ class Interpreter:
         return out
 
     def _call_tests(self, state: ModuleState) -> None:
-        for name, value in list(state.globals.items()):
-            if not (name.startswith("test") and isinstance(value, FuncV)):
-                continue
+        tests = [v for n, v in state.globals.items() if n.startswith("test") and isinstance(v, FuncV)]
+        if tests:  # run as pytest runs them: how the file's own main ended does not count
+            self.result.stopped = None
+        for value in tests:
             for row in self._parametrize_rows(value):
                 try:
                     self._invoke(value, [], row, None)
@@ -785,8 +787,8 @@ class Interpreter:
             state.status = "done"
 
     def _stopped(self, state: ModuleState, exc: _Raise) -> None:
-        """The file being run ended at a raise: say so when undecided conditions led there
-        (what follows it, launches too, was never seen)."""
+        """The file being run (or one of its test functions) ended at a raise: what
+        follows it, launches too, was never seen."""
         if state is self.main and exc.where is not None and self.result.stopped is None:
             self.result.stopped = exc.where
 
@@ -1101,8 +1103,6 @@ class Interpreter:
             raise self._raising(node, scope)
 
     def _raising(self, node: ast.stmt, scope: Scope) -> _Raise:
-        if not self.guards:
-            return _Raise()
         return _Raise(Stop(self._segment(node, scope), scope.module.path, node.lineno,
                            tuple(self.guards)))
 
@@ -1168,7 +1168,7 @@ class Interpreter:
             return
         if not other:  # every branch raised: as certain as the conditions that led here
             stop = cast(_Raise, raised[0][1]).where
-            if stop is None or not self.guards:
+            if stop is None:
                 raise _Raise()
             raise _Raise(Stop(stop.text, stop.path, stop.line, tuple(self.guards)))
         kinds = {type(o[1]) for o in other}
@@ -2332,6 +2332,10 @@ class Interpreter:
                    node: ast.Call | None, scope: Scope) -> Value:
         instance = Instance(cls, {})
         init = cls.lookup("__init__")
+        if init is None and not cls.complete and not any(c.dataclass for c in cls.mro()):
+            # made by a class outside the repository (an Enum looked up by value, say):
+            # what it gives is not known
+            return Unknown(f"{cls.name}(...)")
         if any(c.dataclass for c in cls.mro()) and not isinstance(init, FuncV):
             specs = [s for s in cls.all_fields() if s.init]
             complete = cls.complete

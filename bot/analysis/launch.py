@@ -406,11 +406,18 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
             "launches past that point were not checked.", test=marker.path,
         ))
     stop = run.result.stopped
-    if stop is not None:
+    if stop is not None and stop.guards:
         findings.append(finding(
             "PAR019", stop.path, stop.line,
             f"The run of `{marker.path}` ends at `{stop.text}` when `{stop.guards[0]}`, which "
             "cannot be resolved statically; launches past that point were not checked.",
+            test=marker.path,
+        ))
+    elif stop is not None and not launches:
+        findings.append(finding(
+            "PAR019", stop.path, stop.line,
+            f"The run of `{marker.path}` ends at `{stop.text}` before it starts any launch, "
+            "as far as it can be followed statically; its launches were not checked.",
             test=marker.path,
         ))
     closure, _ = snapshot.graph.closure(marker.path)
@@ -432,7 +439,8 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
         if resolved.signature is None:
             resolved.signature = _signature(launch)
     signature = tuple(r.signature for r in used if r.signature is not None) if launches else None
-    incomplete = bool(run.result.exhausted or run.result.error or run.result.stopped)
+    incomplete = bool(run.result.exhausted or run.result.error or
+                      (stop is not None and (stop.guards or not launches)))
     return LaunchOutcome(signature, findings, files, table, tuple(launches), tuple(skipped),
                          incomplete)
 

@@ -843,10 +843,12 @@ def test_a_function_that_returned_under_an_undecided_condition_and_raised_otherw
     assert [c.args[0] for c in calls] == [Text.of("--a 1")]
 
 
-def test_a_raise_every_path_reaches_is_not_a_stop_under_a_condition() -> None:
+def test_a_raise_every_path_reaches_is_a_stop_under_no_condition() -> None:
     interp = _interp({"main.py": "raise SystemExit(0)\n"})
-    assert interp.run("main.py").stopped is None
+    assert interp.run("main.py").stopped == Stop("raise SystemExit(0)", "main.py", 1, ())
     interp = _interp({"main.py": "def test_a():\n    if X:\n        assert False\n    else:\n        raise ValueError\n"})
+    assert interp.run("main.py").stopped == Stop("assert False", "main.py", 3, ())
+    interp = _interp({"main.py": "def test_a():\n    if X:\n        raise ValueError\n"})
     assert interp.run("main.py").stopped is None
     interp = _interp({"main.py": "def test_a():\n    for a in (1,):\n        if X:\n            continue\n        if Y:\n            assert False\n        else:\n            raise ValueError\n"})
     result = interp.run("main.py")
@@ -1001,3 +1003,15 @@ def test_too_many_choices_leave_the_option_unknown() -> None:
               f"def f(x: Literal[{choices}] = '0'):\n    launch(f'--x {{x}}')\n\napp()\n")
     _, calls = run(source)
     assert [_flags_of(c) for c in calls] == [["--x <?>"]]
+
+
+def test_an_instance_of_a_class_outside_the_repository_is_not_known() -> None:
+    source = "from enum import Enum\nclass P(Enum):\n    A = 'a'\nRESULT = P('a')\nclass D:\n    pass\nE = D()\n"
+    assert value(source) == UNKNOWN
+    interp, _ = run(source)
+    assert isinstance(interp.module_globals("__main__")["E"], Instance)
+
+
+def test_a_main_that_hands_over_to_pytest_is_no_stop_when_the_tests_run() -> None:
+    interp = _interp({"main.py": "import pytest\ndef test_a():\n    pass\nraise SystemExit(pytest.main([]))\n"})
+    assert interp.run("main.py").stopped is None
