@@ -147,7 +147,7 @@ class _Raise(_Signal):
     """An exception raised; ``where`` the statement and the undecided conditions it was
     raised under (none: raised on every path that reached it)."""
 
-    def __init__(self, where: Stop | None = None) -> None:
+    def __init__(self, where: Stop) -> None:
         self.where = where
 
 
@@ -789,7 +789,7 @@ class Interpreter:
     def _stopped(self, state: ModuleState, exc: _Raise) -> None:
         """The file being run (or one of its test functions) ended at a raise: what
         follows it, launches too, was never seen."""
-        if state is self.main and exc.where is not None and self.result.stopped is None:
+        if state is self.main and self.result.stopped is None:
             self.result.stopped = exc.where
 
     def _with_root(self, root: str, path: str) -> str:
@@ -1168,8 +1168,6 @@ class Interpreter:
             return
         if not other:  # every branch raised: as certain as the conditions that led here
             stop = cast(_Raise, raised[0][1]).where
-            if stop is None:
-                raise _Raise()
             raise _Raise(Stop(stop.text, stop.path, stop.line, tuple(self.guards)))
         kinds = {type(o[1]) for o in other}
         first = other[0][1]
@@ -2139,6 +2137,8 @@ class Interpreter:
                 return self._run_commands([func], node)
             return self._invoke(func, args, keywords, node)
         if isinstance(func, CliApp):
+            if func.default is not None:  # run without a command: the callback does the work
+                return self._run_commands([func.default], node)
             return self._run_commands(func.commands, node)
         if isinstance(func, ClassV):
             return self._construct(func, args, keywords, node, scope)
@@ -2223,12 +2223,13 @@ class Interpreter:
         for fn in commands:
             for row in self._cli_rows(fn):
                 self._tick()
+                for name in _contexts(fn):  # run as CI runs the file: no command named
+                    row[name] = Instance(_NAMESPACE, {"invoked_subcommand": Const(None)})
                 self._invoke(fn, [], row, node)
         return Const(None)
 
     def _cli_rows(self, fn: FuncV) -> list[dict[str, Value]]:
-        params = fn.node.__dict__.get(_PARAMS) or _Params(fn.node.args)
-        setattr(fn.node, _PARAMS, params)
+        params = _params(fn)
         spec = fn.node.args
         annotations = {a.arg: a.annotation for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)}
         defaults: dict[str, Value] = dict(zip(params.positional[len(params.positional) - len(fn.defaults):],
@@ -2292,11 +2293,7 @@ class Interpreter:
     def _bind_params(self, fn: FuncV, args: list[Value], keywords: dict[str, Value],
                      scope: Scope) -> None:
         spec = fn.node.args
-        params = fn.node.__dict__.get(_PARAMS)
-        if params is None:
-            params = _Params(spec)
-            setattr(fn.node, _PARAMS, params)
-        assert isinstance(params, _Params)
+        params = _params(fn)
         positional = params.positional
         variables = scope.vars
         for name, value in zip(positional, args, strict=False):
@@ -2919,6 +2916,8 @@ def _b_cli(call: _Call) -> Value:
     if name == "cli.app.command":
         assert isinstance(call.func.bound, CliApp)
         return Builtin("cli.register", call.func.bound)
+    if name == "cli.app.callback" and truth(call.keywords.get("invoke_without_command", Const(False))):
+        return Builtin("cli.register_default", call.func.bound)
     if name == "click.group":
         return Builtin("cli.group")
     if name == "click.command":
@@ -2926,7 +2925,25 @@ def _b_cli(call: _Call) -> Value:
     return Builtin("identity")  # an application's callback: not a command
 
 
-_CLI_DECORATORS = frozenset({"cli.register", "cli.command", "cli.group", "cli.option"})
+_CLI_DECORATORS = frozenset({"cli.register", "cli.register_default", "cli.command", "cli.group",
+                             "cli.option"})
+
+
+def _contexts(fn: FuncV) -> list[str]:
+    """The parameters of a command that receive its context (``ctx: typer.Context``)."""
+    spec = fn.node.args
+    return [a.arg for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)
+            if (isinstance(a.annotation, ast.Attribute) and a.annotation.attr == "Context") or
+            (isinstance(a.annotation, ast.Name) and a.annotation.id == "Context")]
+
+
+def _params(fn: FuncV) -> _Params:
+    """A function's parameter names (worked out once per function node)."""
+    params = fn.node.__dict__.get(_PARAMS)
+    if params is None:
+        params = _Params(fn.node.args)
+        setattr(fn.node, _PARAMS, params)
+    return cast(_Params, params)
 
 
 def _cli_decorate(fn: FuncV, dec: Builtin, decorated: Value) -> Value:
@@ -2934,6 +2951,9 @@ def _cli_decorate(fn: FuncV, dec: Builtin, decorated: Value) -> Value:
     if dec.name == "cli.register":
         assert isinstance(dec.bound, CliApp)
         dec.bound.commands.append(fn)
+    elif dec.name == "cli.register_default":
+        assert isinstance(dec.bound, CliApp)
+        dec.bound.default = fn
     elif dec.name == "cli.command":
         fn.command = True
     elif dec.name == "cli.group":

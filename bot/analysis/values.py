@@ -251,6 +251,7 @@ class CliApp(Value):
     """A command-line application (``typer.Typer()``, a ``click`` group): its commands."""
 
     commands: list[FuncV]
+    default: FuncV | None = None  # the callback run when no command is named
 
 
 @dataclass(eq=False, slots=True)

@@ -1015,3 +1015,36 @@ def test_an_instance_of_a_class_outside_the_repository_is_not_known() -> None:
 def test_a_main_that_hands_over_to_pytest_is_no_stop_when_the_tests_run() -> None:
     interp = _interp({"main.py": "import pytest\ndef test_a():\n    pass\nraise SystemExit(pytest.main([]))\n"})
     assert interp.run("main.py").stopped is None
+
+
+def test_an_application_run_without_a_command_runs_its_default_callback() -> None:
+    source = """\
+import typer
+from typer import Context
+
+app = typer.Typer()
+MODES = {"a": "--tp 1", "b": "--tp 2"}
+
+
+@app.command()
+def run(mode: str = typer.Option(...)):
+    launch(MODES[mode])
+
+
+@app.callback(invoke_without_command=True)
+def default(ctx: typer.Context, other: Context = None) -> None:
+    if ctx.invoked_subcommand is not None:
+        return
+    for mode in MODES:
+        run(mode=mode)
+
+
+@app.callback()
+def ignored():
+    launch("--never")
+
+
+app()
+"""
+    _, calls = run(source)
+    assert [_flags_of(c) for c in calls] == [["--tp 1"], ["--tp 2"]]
