@@ -64,9 +64,7 @@ class LaunchConfig(Model):
     model_type_names: list[str] = Field(default_factory=lambda: ["MODEL_TYPE"])
     model_type_keywords: list[str] = Field(
         default_factory=lambda: ["megatron_model_type", "model_type"])
-    platform_env: dict[str, dict[Backend, str | None]] = Field(
-        default_factory=lambda: {"MILES_PLATFORM": {"rocm": "rocm"}}  # type: ignore[arg-type]
-    )
+    platform_env: dict[str, dict[Backend, str | None]] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
     sinks: list[str] = Field(default_factory=lambda: ["execute_train"])
     quiet_calls: list[str] = Field(default_factory=lambda: ["get_default_wandb_args"])

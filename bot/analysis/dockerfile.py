@@ -111,6 +111,7 @@ class Dockerfile:
     installs: tuple[Install, ...]
     stages: int
     copies: tuple[Copy, ...] = ()  # every stage's, from the build context only
+    env: tuple[tuple[str, str | None], ...] = ()  # `ENV` of the final stage, as the image has it
 
 
 def _words(value: str) -> list[str]:
@@ -150,7 +151,8 @@ def parse_dockerfile(path: str, text: str) -> Dockerfile:
         except Exception:  # a malformed instruction is skipped, never fatal
             log.debug("%s:%s: instruction skipped", path, instruction["startline"] + 1,
                       exc_info=True)
-    return Dockerfile(path, tuple(reader.installs), reader.stage_count, tuple(reader.copies))
+    env = tuple(reader.stage.envs.items()) if reader.stage is not None else ()
+    return Dockerfile(path, tuple(reader.installs), reader.stage_count, tuple(reader.copies), env)
 
 
 class _Reader:

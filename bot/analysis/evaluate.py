@@ -33,10 +33,12 @@ from typing import Any, cast
 from bot.analysis.source import Module
 from bot.analysis.values import (
     NOT_PLAIN,
+    Alternatives,
     Builtin,
     Choice,
     Chunk,
     ClassV,
+    CliApp,
     Const,
     DictV,
     FieldCall,
@@ -47,6 +49,7 @@ from bot.analysis.values import (
     Instance,
     Lazy,
     ListV,
+    MatchV,
     ModuleV,
     Origin,
     OriginKind,
@@ -56,6 +59,7 @@ from bot.analysis.values import (
     TupleV,
     Unknown,
     Value,
+    alternatives,
     clone,
     equal,
     from_python,
@@ -72,6 +76,7 @@ log = logging.getLogger(__name__)
 MAX_TEXT = 200_000
 MAX_ITEMS = 20_000
 MAX_INT_BITS = 1024
+MAX_COMMAND_ROWS = 32  # runs of a command-line entry point with its options' choices
 
 # The text and origin of an unknown result not worked out yet (see Interpreter._settle):
 # made at run time, so no other string is ever this object.
@@ -117,6 +122,8 @@ class ExternalCall:
     guards: tuple[str, ...]
     module: str  # path of the module whose code made the call
     named_sink: bool  # the callee's name is a configured launch function
+    # the os.environ writes made before the call (what a launched process inherits)
+    environ: tuple[tuple[str, str | Unknown | None], ...] = ()
 
 
 class _Signal(Exception):  # noqa: N818 - control flow, not an error
@@ -137,7 +144,11 @@ class _Continue(_Signal):
 
 
 class _Raise(_Signal):
-    pass
+    """An exception raised; ``where`` the statement and the undecided conditions it was
+    raised under (none: raised on every path that reached it)."""
+
+    def __init__(self, where: Stop) -> None:
+        self.where = where
 
 
 class _Budget(Exception):  # noqa: N818 - control flow, not an error
@@ -232,6 +243,17 @@ class Footprint:
     modules: Mapping[str, tuple[str, frozenset[str], frozenset[str]] | None]
 
 
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """A ``raise`` (or failed ``assert``) that ended a run, and the conditions that cannot
+    be decided under which it was reached (none: on every path)."""
+
+    text: str
+    path: str
+    line: int
+    guards: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class RunResult:
     """What one run of a test file left: how far it got, and the modules it read."""
@@ -240,17 +262,26 @@ class RunResult:
     exhausted: bool = False
     error: str | None = None
     steps: int = 0
+    stopped: Stop | None = None  # the first raise that ended the run or a test function
 
 
+# os.path functions whose result is a path (or a part of one); "join" is modelled apart.
+_PATH_FUNCTIONS = ("dirname", "basename", "abspath", "realpath", "expanduser", "normpath",
+                   "relpath", "expandvars")
 # Modelled functions of the standard library, by dotted name.
 _MODELLED = frozenset({
     "os.getenv", "os.environ", "os.path.join", "dataclasses.field", "dataclasses.replace",
+    "argparse.Namespace", "types.SimpleNamespace", "re.search", "re.match", "re.fullmatch",
+    "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", *(f"os.path.{n}" for n in _PATH_FUNCTIONS),
+    "typer.Typer", "typer.Option", "typer.Argument", "click.command", "click.group",
+    "click.option", "click.argument", "click.Choice", "typing.Literal", "typing.Annotated",
     "dataclasses.dataclass", "functools.cache", "functools.lru_cache", "functools.wraps",
     "math.ceil", "math.floor", "math.gcd", "math.lcm", "math.prod", "math.sqrt", "math.isqrt",
     "math.log2", "shlex.join", "pytest.mark.parametrize", "typing.cast",
 })
 _MODULES = frozenset({"os", "os.path", "math", "dataclasses", "functools", "shlex", "pytest",
-                      "pytest.mark", "typing", "sys"})
+                      "pytest.mark", "typing", "sys", "argparse", "types", "re", "pathlib",
+                      "typer", "click"})
 _BUILTINS = frozenset({
     "len", "str", "int", "float", "bool", "abs", "min", "max", "sum", "round", "range", "list",
     "tuple", "dict", "set", "sorted", "reversed", "enumerate", "zip", "isinstance", "print",
@@ -401,18 +432,22 @@ class Interpreter:
         load: Callable[[str], Module | None],
         exists: Callable[[str], bool],
         roots: Sequence[str] = (".",),
-        env: Mapping[str, str | None] | None = None,
+        env: Mapping[str, str | Unknown | None] | None = None,
         sinks: frozenset[str] = frozenset(),
         quiet: frozenset[str] = frozenset(),
         limits: Limits | None = None,
         platform: frozenset[str] = frozenset(),
+        closed: bool = False,
     ) -> None:
-        """``platform``: the variables of ``env`` whose value is the platform's (see
-        :attr:`dependent`)."""
+        """``env``: environment variables with a known value (None: unset; an Unknown: set,
+        to what cannot be known); ``closed``: every other variable is unset (the CI
+        environment is known). ``platform``: the variables whose value may differ between
+        the platforms' interpreters (see :attr:`dependent`)."""
         self._load = load
         self._exists = exists
         self.roots = tuple(roots)
         self.env = dict(env or {})
+        self.closed = closed
         self.sinks = sinks
         self.quiet = quiet
         self.limits = limits or Limits()
@@ -434,7 +469,7 @@ class Interpreter:
         self._touched: set[str] = set()  # modules used since the current top level started
         self._executed: set[ModuleState] = set()  # modules whose functions the run called
         self.footprint: Footprint | None = None
-        self._function_results: dict[tuple[str, str], Text | None] = {}
+        self._function_results: dict[tuple[str, str, object], Text | None] = {}
         self._reset()
 
     def _reset(self) -> None:
@@ -443,7 +478,9 @@ class Interpreter:
         self.edepth = 0
         self.guards: list[str] = []
         self.loops: list[list[str]] = []
-        self.env_overrides: dict[str, str | None] = {}
+        # os.environ writes of this run, in program order (None: removed; an Unknown: a
+        # value that cannot be known, or one only an undecided branch wrote)
+        self.env_overrides: dict[str, str | Unknown | None] = {}
         self.result = RunResult()
         # whether this run (or top level) read a platform variable or used a module whose
         # top level did (so another platform could see a different result)
@@ -553,15 +590,18 @@ class Interpreter:
         state = self._modules.get(path)
         return state.globals if state is not None else {}
 
-    def call_function(self, path: str, name: str) -> Text | None:
+    def call_function(self, path: str, name: str,
+                      environ: tuple[tuple[str, str | Unknown | None], ...] = ()) -> Text | None:
         """The text returned by ``name()`` of the module at ``path`` (a model script's flags),
         or None when there is no such function or its result is not text.
 
         The result depends only on the state of the modules it reads, which no longer
         changes once they are loaded unless something changes it in place
-        (:attr:`dirty`): while nothing did, a call that ran to its end is not run again."""
+        (:attr:`dirty`): while nothing did, a call that ran to its end is not run again.
+        ``environ``: the environment writes of the process that calls it."""
         self._reset()
-        key = (path, name)
+        self.env_overrides = dict(environ)
+        key = (path, name, environ)
         if not self.dirty and key in self._function_results:
             return self._function_results[key]
         hits = self._limit_hits
@@ -594,12 +634,15 @@ class Interpreter:
         return out
 
     def _call_tests(self, state: ModuleState) -> None:
-        for name, value in list(state.globals.items()):
-            if not (name.startswith("test") and isinstance(value, FuncV)):
-                continue
+        tests = [v for n, v in state.globals.items() if n.startswith("test") and isinstance(v, FuncV)]
+        if tests:  # run as pytest runs them: how the file's own main ended does not count
+            self.result.stopped = None
+        for value in tests:
             for row in self._parametrize_rows(value):
-                with contextlib.suppress(_Signal):
+                try:
                     self._invoke(value, [], row, None)
+                except _Raise as exc:  # (a function call lets no other signal out)
+                    self._stopped(state, exc)
 
     def _parametrize_rows(self, fn: FuncV) -> list[dict[str, Value]]:
         rows: list[dict[str, Value]] = [{}]
@@ -697,12 +740,14 @@ class Interpreter:
                     stack.extend(value.bases)
                     for spec in value.fields:
                         stack.extend((spec.default, spec.factory))
-            elif isinstance(value, TupleV | FuncV | Scope | Builtin | FieldCall):
+            elif isinstance(value, TupleV | FuncV | Scope | Builtin | FieldCall | Alternatives):
                 if id(value) in seen:  # each once: shared tuples could make the walk exponential
                     continue
                 seen.add(id(value))
                 if isinstance(value, TupleV):
                     stack.extend(value.items)
+                elif isinstance(value, Alternatives):
+                    stack.extend(value.options)
                 elif isinstance(value, Builtin | FieldCall):
                     stack.extend((value.bound,) if isinstance(value, Builtin) else
                                  (value.default, value.factory))
@@ -734,10 +779,18 @@ class Interpreter:
         scope = Scope(state.globals, None, state, persistent=self._loading > 0)
         try:
             self._block(state.module.tree.body, scope)
+        except _Raise as exc:
+            self._stopped(state, exc)
         except _Signal:
             pass
         finally:
             state.status = "done"
+
+    def _stopped(self, state: ModuleState, exc: _Raise) -> None:
+        """The file being run (or one of its test functions) ended at a raise: what
+        follows it, launches too, was never seen."""
+        if state is self.main and self.result.stopped is None:
+            self.result.stopped = exc.where
 
     def _with_root(self, root: str, path: str) -> str:
         return path if root == "." else f"{root}/{path}"
@@ -993,9 +1046,8 @@ class Interpreter:
             name = python(index)
             if isinstance(name, str):
                 text = python(value)
-                self.env_overrides[name] = text if isinstance(text, str) else None
-                if not isinstance(text, str):
-                    self.env_overrides.pop(name)
+                self.env_overrides[name] = text if isinstance(text, str) else \
+                    Unknown(f"os.environ[{name!r}]", origin_of(value))
 
     def _unpack(self, targets: list[ast.expr], value: Value, scope: Scope) -> None:
         items = self._iterate(value)
@@ -1044,11 +1096,15 @@ class Interpreter:
     def _s_raise(self, node: ast.Raise, scope: Scope) -> None:
         if node.exc is not None:
             self.eval(node.exc, scope)
-        raise _Raise
+        raise self._raising(node, scope)
 
     def _s_assert(self, node: ast.Assert, scope: Scope) -> None:
         if truth(self.eval(node.test, scope)) is False:
-            raise _Raise
+            raise self._raising(node, scope)
+
+    def _raising(self, node: ast.stmt, scope: Scope) -> _Raise:
+        return _Raise(Stop(self._segment(node, scope), scope.module.path, node.lineno,
+                           tuple(self.guards)))
 
     def _s_import(self, node: ast.Import | ast.ImportFrom, scope: Scope) -> None:
         self._import(node, scope)
@@ -1071,8 +1127,11 @@ class Interpreter:
         memo: dict[int, Value] = {}
         self._tick(len(live))
         saved = {k: clone(v, memo) for k, v in live.items()}
+        environ = self.env_overrides
         outcomes: list[tuple[dict[str, Value], _Signal | None, str]] = []
+        written: list[dict[str, str | Unknown | None]] = []
         for index, body in enumerate(bodies):
+            self.env_overrides = dict(environ)
             if index:
                 memo = {}
                 live.clear()
@@ -1089,11 +1148,15 @@ class Interpreter:
             finally:
                 del self.guards[depth:]
             outcomes.append((dict(live), signal, conds[index]))
+            written.append(self.env_overrides)
         origin = Origin(scope.module.path, node.lineno, None, "computed")
         normal = [o for o in outcomes if o[1] is None]
         raised = [o for o in outcomes if isinstance(o[1], _Raise)]
         other = [o for o in outcomes if o[1] is not None and not isinstance(o[1], _Raise)]
         survivors = normal or other or raised
+        self.env_overrides = _merge_environ(
+            [w for w, o in zip(written, outcomes, strict=True) if any(o is s for s in survivors)],
+            conds[0])
         state, _, cond = survivors[0]
         for variables, _, _ in survivors[1:]:
             state = _merge_vars(state, variables, cond, origin)
@@ -1103,8 +1166,9 @@ class Interpreter:
             for _, signal, cond in other:
                 self._taken(signal, cond, scope)
             return
-        if not other:
-            raise _Raise
+        if not other:  # every branch raised: as certain as the conditions that led here
+            stop = cast(_Raise, raised[0][1]).where
+            raise _Raise(Stop(stop.text, stop.path, stop.line, tuple(self.guards)))
         kinds = {type(o[1]) for o in other}
         first = other[0][1]
         assert first is not None
@@ -1320,6 +1384,8 @@ class Interpreter:
                     split = ()
                 if split:
                     fn.parametrize = ((split, rows), *fn.parametrize)
+            elif isinstance(dec, Builtin) and dec.name in _CLI_DECORATORS:
+                decorated = _cli_decorate(fn, dec, decorated)
         scope_set(scope, node.name, decorated)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
@@ -1506,6 +1572,9 @@ class Interpreter:
         origin = origin_of(value) or Origin(scope.module.path, line)
         if isinstance(value, Text) and conversion == -1 and not spec:
             return list(value.parts)
+        if type(value) is Alternatives:  # each option as it would be shown
+            return [Choice(tuple(tuple(self._format(o, conversion, spec, node, scope, line))
+                                 for o in value.options), value.text, value.origin)]
         plain = python(value)
         if plain is NOT_PLAIN or isinstance(value, ListV):
             if isinstance(value, Unknown):
@@ -1641,6 +1710,15 @@ class Interpreter:
             kind = {Text: "str", ListV: "list", DictV: "dict", SetV: "set", TupleV: "tuple"}[type(obj)]
             if f"{kind}.{attr}" in _METHODS:
                 return Builtin(f"{kind}.{attr}", obj)
+        if type(obj) is Alternatives:  # the attribute of each option, still a choice
+            return alternatives([self._getattr(o, attr, text, origin) for o in obj.options],
+                                obj.text, obj.origin)
+        if isinstance(obj, CliApp) and attr in ("command", "callback"):
+            return Builtin(f"cli.app.{attr}", obj)
+        if isinstance(obj, MatchV) and attr in ("group", "groups", "groupdict"):
+            return Builtin(f"match.{attr}", obj)
+        if type(obj) is Unknown and obj.quiet:  # of a path: never command-line words
+            return Unknown(text, origin, quiet=True)
         return Unknown(text, origin)
 
     def _e_subscript(self, node: ast.Subscript, scope: Scope) -> Value:
@@ -1698,7 +1776,11 @@ class Interpreter:
             value = self.env_overrides[name]
         elif name in self.env:
             value = self.env[name]
+        elif self.closed:
+            value = None  # set by nothing that runs in CI: unset
         else:
+            return Unknown(text, origin)
+        if isinstance(value, Unknown):
             return Unknown(text, origin)
         return Const(None, origin) if value is None else Text.of(value, origin)
 
@@ -1713,6 +1795,12 @@ class Interpreter:
             return a + b
         named = _named(origin_of(a)) or _named(origin_of(b))
         origin = Origin(scope.module.path, getattr(node, "lineno", 0), None, "computed", named)
+        if type(a) is Alternatives:
+            return _choose([self._binop(op, o, b, node, scope) for o in a.options], a.text,
+                           a.origin or origin)
+        if type(b) is Alternatives:
+            return _choose([self._binop(op, a, o, node, scope) for o in b.options], b.text,
+                           b.origin or origin)
         if isinstance(a, Unknown):
             return Unknown(a.text if a.quiet else self._segment(node, scope), a.origin or origin, a.quiet)
         if isinstance(b, Unknown):
@@ -2037,6 +2125,7 @@ class Interpreter:
             name=self._segment(node.func, scope), tail=tail, args=tuple(args),
             keywords=dict(keywords), path=scope.module.path, line=node.lineno,
             guards=tuple(self.guards), module=scope.module.path, named_sink=named,
+            environ=tuple(self.env_overrides.items()),
         ))
 
     def _apply(self, func: Value, args: list[Value], keywords: dict[str, Value], node: ast.Call,
@@ -2044,11 +2133,23 @@ class Interpreter:
         if isinstance(func, FuncV):
             if isinstance(func.node, ast.AsyncFunctionDef):
                 return Unknown(self._call_text(node, scope), self._origin(node, scope))
+            if func.command and not args and not keywords:
+                return self._run_commands([func], node)
             return self._invoke(func, args, keywords, node)
+        if isinstance(func, CliApp):
+            if func.default is not None:  # run without a command: the callback does the work
+                return self._run_commands([func.default], node)
+            return self._run_commands(func.commands, node)
         if isinstance(func, ClassV):
             return self._construct(func, args, keywords, node, scope)
         if isinstance(func, Builtin):
             origin = self._origin(node, scope)
+            if func.name in _PURE:
+                for index, arg in enumerate(args):
+                    if type(arg) is Alternatives:  # the call on each option, still a choice
+                        return _choose([self._apply(func, [*args[:index], o, *args[index + 1:]],
+                                                    keywords, node, scope, tail)
+                                        for o in arg.options], arg.text, arg.origin or origin)
             result = self._builtin(func, args, keywords, node, scope, None, origin)
             if result is not None:
                 return result
@@ -2057,6 +2158,14 @@ class Interpreter:
             method = func.cls.lookup("__call__")
             if isinstance(method, FuncV):
                 return self._invoke(_bind(method, func), args, keywords, node)
+        if type(func) is Unknown and func.quiet:  # a method of a path
+            return Unknown(self._call_text(node, scope), self._origin(node, scope), quiet=True)
+        if type(func) is Alternatives and \
+                all(isinstance(o, FuncV | ClassV | Builtin) for o in func.options):
+            # a method of a value an undecided branch chose (a list appended to in one):
+            # each option's, the results still a choice
+            return _choose([self._apply(o, args, keywords, node, scope, tail) for o in func.options],
+                           func.text, func.origin or self._origin(node, scope))
         return self._opaque(node, scope, tail, args, keywords)
 
     def _invoke(self, fn: FuncV, args: list[Value], keywords: dict[str, Value],
@@ -2090,6 +2199,12 @@ class Interpreter:
             result = ret.value
         except (_Break, _Continue):
             pass
+        except _Raise:
+            if not scope.pending:
+                raise
+            # raised only where an undecided condition did not return first: the call
+            # goes on with what the returns gave, as a branch that raised is left out
+            result = scope.pending.pop()[0]
         finally:
             self.depth -= 1
             del self.guards[depth:]
@@ -2100,6 +2215,58 @@ class Interpreter:
         for value, cond in reversed(scope.pending):
             result = merge(value, result, cond, origin)
         return result
+
+    def _run_commands(self, commands: list[FuncV], node: ast.Call) -> Value:
+        """A command-line entry point run as CI runs it, without arguments: each command
+        with every combination of its options' choices (``Literal``, ``click.Choice``)
+        and the defaults of the others, as a loop over them would."""
+        for fn in commands:
+            for row in self._cli_rows(fn):
+                self._tick()
+                for name in _contexts(fn):  # run as CI runs the file: no command named
+                    row[name] = Instance(_NAMESPACE, {"invoked_subcommand": Const(None)})
+                self._invoke(fn, [], row, node)
+        return Const(None)
+
+    def _cli_rows(self, fn: FuncV) -> list[dict[str, Value]]:
+        params = _params(fn)
+        spec = fn.node.args
+        annotations = {a.arg: a.annotation for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)}
+        defaults: dict[str, Value] = dict(zip(params.positional[len(params.positional) - len(fn.defaults):],
+                                              fn.defaults, strict=True))
+        defaults.update(fn.kw_defaults)
+        choices: dict[str, Value | None] = {}
+        for name, given, listed in fn.options:
+            defaults[name] = given
+            choices[name] = listed
+        closure = fn.closure
+        assert isinstance(closure, Scope)
+        rows: list[dict[str, Value]] = [{}]
+        for name in params.every:
+            default = defaults.get(name)
+            if isinstance(default, Builtin) and default.name == "cli.default":
+                default = default.bound
+            options = choices.get(name) or self._literal(annotations.get(name), closure)
+            items = self._iterate(options) if options is not None else None
+            values = items if items else ([default] if default is not None else [])
+            if len(rows) * len(values) > MAX_COMMAND_ROWS:
+                values = [Unknown(f"{name} (one of {len(values)} choices)")]
+            rows = [{**row, name: v} for row in rows for v in values] if values else rows
+        return rows
+
+    def _literal(self, annotation: ast.expr | None, scope: Scope) -> Value | None:
+        """The choices of a ``Literal[...]`` annotation (in ``Annotated[...]`` too)."""
+        if not isinstance(annotation, ast.Subscript):
+            return None
+        kind = self.eval(annotation.value, scope)
+        inner = annotation.slice
+        if isinstance(kind, Builtin) and kind.name == "typing.Annotated":
+            first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else None
+            return self._literal(first, scope)
+        if not (isinstance(kind, Builtin) and kind.name == "typing.Literal"):
+            return None
+        return TupleV(tuple(self.eval(e, scope) for e in (
+            inner.elts if isinstance(inner, ast.Tuple) else [inner])))
 
     def _is_generator(self, node: ast.FunctionDef | ast.AsyncFunctionDef, module: Module) -> bool:
         found = node.__dict__.get(_GENERATOR)
@@ -2126,11 +2293,7 @@ class Interpreter:
     def _bind_params(self, fn: FuncV, args: list[Value], keywords: dict[str, Value],
                      scope: Scope) -> None:
         spec = fn.node.args
-        params = fn.node.__dict__.get(_PARAMS)
-        if params is None:
-            params = _Params(spec)
-            setattr(fn.node, _PARAMS, params)
-        assert isinstance(params, _Params)
+        params = _params(fn)
         positional = params.positional
         variables = scope.vars
         for name, value in zip(positional, args, strict=False):
@@ -2166,6 +2329,10 @@ class Interpreter:
                    node: ast.Call | None, scope: Scope) -> Value:
         instance = Instance(cls, {})
         init = cls.lookup("__init__")
+        if init is None and not cls.complete and not any(c.dataclass for c in cls.mro()):
+            # made by a class outside the repository (an Enum looked up by value, say):
+            # what it gives is not known
+            return Unknown(f"{cls.name}(...)")
         if any(c.dataclass for c in cls.mro()) and not isinstance(init, FuncV):
             specs = [s for s in cls.all_fields() if s.init]
             complete = cls.complete
@@ -2309,7 +2476,33 @@ def _has_flag(value: Value) -> bool:
                    for p in value.parts)
     if isinstance(value, ListV | TupleV):
         return any(_has_flag(v) for v in value.items)
+    if type(value) is Alternatives:
+        return any(_has_flag(v) for v in value.options)
     return False
+
+
+def _choose(results: list[Value], cond: str, origin: Origin) -> Value:
+    """One value for the results of each option of an undecided choice."""
+    out = results[0]
+    for other in results[1:]:
+        out = merge(out, other, cond, origin)
+    return out
+
+
+def _merge_environ(written: list[dict[str, str | Unknown | None]],
+                   cond: str) -> dict[str, str | Unknown | None]:
+    """The environment after an undecided branch: a variable the branches left differently
+    is not known."""
+    out = dict(written[0])
+    for other in written[1:]:
+        for name in dict.fromkeys([*out, *other]):
+            a, b = out.get(name, _ABSENT), other.get(name, _ABSENT)
+            if a is not b and (isinstance(a, Unknown) or isinstance(b, Unknown) or a != b):
+                out[name] = Unknown(f"{name} (set only when {cond})")
+    return out
+
+
+_ABSENT = object()
 
 
 def _merge_vars(a: dict[str, Value], b: dict[str, Value], cond: str,
@@ -2697,11 +2890,160 @@ def _b_environ(call: _Call) -> Value:
     return current
 
 
+def _b_cli(call: _Call) -> Value:
+    """typer and click: applications, commands, options and their choices."""
+    name = call.func.name
+    if name == "typer.Typer":
+        return CliApp([])
+    if name in ("typer.Option", "typer.Argument"):
+        default = call.args[0] if call.args else call.keywords.get("default", Unknown("..."))
+        return Builtin("cli.default", default)
+    if name == "click.Choice":
+        return Builtin("cli.choices", call.args[0] if call.args else call.unknown())
+    if name in ("click.option", "click.argument"):
+        words = [python(a) for a in call.args]
+        names = [w for w in words if isinstance(w, str)]
+        plain = [w for w in names if not w.startswith("-")]
+        longest = max(names, key=len) if names else ""
+        param = plain[0] if plain else longest.lstrip("-").replace("-", "_")
+        flag = call.keywords.get("is_flag")
+        default = call.keywords.get("default", Const(False) if flag is not None and truth(flag)
+                                    else Const(None) if name == "click.option"
+                                    else Unknown(f"{param} (a required argument)"))
+        kind = call.keywords.get("type")
+        choices = kind.bound if isinstance(kind, Builtin) and kind.name == "cli.choices" else None
+        return Builtin("cli.option", TupleV((Text.of(param), default, choices or Const(None))))
+    if name == "cli.app.command":
+        assert isinstance(call.func.bound, CliApp)
+        return Builtin("cli.register", call.func.bound)
+    if name == "cli.app.callback" and truth(call.keywords.get("invoke_without_command", Const(False))):
+        return Builtin("cli.register_default", call.func.bound)
+    if name == "click.group":
+        return Builtin("cli.group")
+    if name == "click.command":
+        return Builtin("cli.command")
+    return Builtin("identity")  # an application's callback: not a command
+
+
+_CLI_DECORATORS = frozenset({"cli.register", "cli.register_default", "cli.command", "cli.group",
+                             "cli.option"})
+
+
+def _contexts(fn: FuncV) -> list[str]:
+    """The parameters of a command that receive its context (``ctx: typer.Context``)."""
+    spec = fn.node.args
+    return [a.arg for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)
+            if (isinstance(a.annotation, ast.Attribute) and a.annotation.attr == "Context") or
+            (isinstance(a.annotation, ast.Name) and a.annotation.id == "Context")]
+
+
+def _params(fn: FuncV) -> _Params:
+    """A function's parameter names (worked out once per function node)."""
+    params = fn.node.__dict__.get(_PARAMS)
+    if params is None:
+        params = _Params(fn.node.args)
+        setattr(fn.node, _PARAMS, params)
+    return cast(_Params, params)
+
+
+def _cli_decorate(fn: FuncV, dec: Builtin, decorated: Value) -> Value:
+    """``fn`` (what its decorators made of it so far) under a typer or click decorator."""
+    if dec.name == "cli.register":
+        assert isinstance(dec.bound, CliApp)
+        dec.bound.commands.append(fn)
+    elif dec.name == "cli.register_default":
+        assert isinstance(dec.bound, CliApp)
+        dec.bound.default = fn
+    elif dec.name == "cli.command":
+        fn.command = True
+    elif dec.name == "cli.group":
+        return CliApp([])
+    else:
+        assert isinstance(dec.bound, TupleV)  # cli.option
+        param, default, choices = dec.bound.items
+        fn.options = ((str(python(param)), default,
+                       None if isinstance(choices, Const) else choices), *fn.options)
+    return decorated
+
+
+def _b_namespace(call: _Call) -> Value:
+    """``argparse.Namespace(**kw)``, ``types.SimpleNamespace(**kw)``: an object whose
+    attributes are the keywords."""
+    if call.args:
+        return call.unknown()
+    return Instance(_NAMESPACE, dict(call.keywords))
+
+
+_NAMESPACE = ClassV("Namespace", "<stdlib>", {}, ())
+
+
+def _b_re(call: _Call) -> Value:
+    """``re.search``/``match``/``fullmatch`` of a known pattern on a known string."""
+    pattern, string = (python(a) for a in call.args[:2]) if len(call.args) >= 2 else (None, None)
+    if not isinstance(pattern, str) or not isinstance(string, str) or len(call.args) > 2 or \
+            call.keywords or not _safe_pattern(pattern, string):
+        return call.unknown()
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return call.unknown()
+    found = getattr(compiled, call.func.name.split(".")[1])(string)
+    if found is None:
+        return Const(None, call.origin)
+    origin = call.computed()
+    groups = tuple(Const(None, origin) if g is None else Text.of(g, origin)
+                   for g in (found.group(0), *found.groups()))
+    return MatchV(groups, dict(compiled.groupindex))
+
+
+# a quantified group holding a quantifier (exponential backtracking) is not run
+_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[*+}](?:[^()\\]|\\.)*\)\s*[*+{]")
+
+
+def _safe_pattern(pattern: str, string: str) -> bool:
+    return len(pattern) <= 200 and len(string) <= 1000 and "(?" not in pattern.replace(
+        "(?:", "").replace("(?P<", "") and _NESTED_QUANTIFIER.search(pattern) is None
+
+
+def _b_match(call: _Call) -> Value:
+    match = call.func.bound
+    assert isinstance(match, MatchV)
+    method = call.func.name.split(".")[1]
+    if method == "groups":
+        return TupleV(match.groups[1:])
+    if method == "groupdict":
+        out = DictV({})
+        for name, number in match.names.items():
+            out.items[("s", name)] = (Text.of(name), match.groups[number])
+        return out
+    picked: list[Value] = []
+    for arg in call.args or [Const(0)]:
+        key = python(arg)
+        index = match.names.get(key) if isinstance(key, str) else key
+        if not isinstance(index, int) or isinstance(index, bool) or \
+                not 0 <= index < len(match.groups):
+            return call.unknown()
+        picked.append(match.groups[index])
+    return picked[0] if len(picked) == 1 else TupleV(tuple(picked))
+
+
+def _b_path(call: _Call) -> Value:
+    """A path (``pathlib.Path(...)``, ``os.path.*``): the string when it is known and plain
+    (``dirname``, ``basename``, ``normpath``), else a path that is not known, which never
+    holds command-line flags (a quiet unknown)."""
+    name = call.func.name.rsplit(".", 1)[1]
+    plain = [python(a) for a in call.args]
+    if name in ("dirname", "basename", "normpath") and len(plain) == 1 and \
+            isinstance(plain[0], str):
+        return Text.of(getattr(posixpath, name)(plain[0]), call.computed())
+    return Unknown(call.text, call.origin, quiet=True)
+
+
 def _b_path_join(call: _Call) -> Value:
     parts: list[Part] = []
     for index, arg in enumerate(call.args):
         if not isinstance(arg, Text):
-            return call.unknown()
+            return Unknown(call.text, call.origin, quiet=True)
         if index:
             parts.append(Chunk("/", call.origin))
         parts.extend(arg.parts)
@@ -2932,6 +3274,12 @@ _METHODS = frozenset({
     "set.add",
 })
 
+# Modelled calls without side effects: given alternatives, each option's result is kept.
+_PURE = frozenset({
+    "len", "str", "int", "float", "bool", "repr", "os.path.join", "shlex.join", "list", "tuple",
+    *(name for name in _METHODS if name.startswith("str.")),
+})
+
 _BUILTIN_CALLS: dict[str, Callable[[_Call], Value]] = {
     "len": _b_len, "str": _b_str, "int": _b_number, "float": _b_number, "bool": _b_number,
     "min": _b_minmax, "max": _b_minmax, "abs": _b_numeric, "sum": _b_numeric,
@@ -2949,7 +3297,14 @@ _BUILTIN_CALLS: dict[str, Callable[[_Call], Value]] = {
     "os.getenv": _b_getenv, "environ.get": _b_environ, "environ.setdefault": _b_environ,
     "environ.pop": _b_environ, "os.path.join": _b_path_join,
     "pytest.mark.parametrize": _b_parametrize, "shlex.join": _b_shlex_join,
-    "typing.cast": _b_cast,
+    "typing.cast": _b_cast, "argparse.Namespace": _b_namespace,
+    **{n: _b_cli for n in ("typer.Typer", "typer.Option", "typer.Argument", "click.command",
+                           "click.group", "click.option", "click.argument", "click.Choice",
+                           "cli.app.command", "cli.app.callback")},
+    "types.SimpleNamespace": _b_namespace, "re.search": _b_re, "re.match": _b_re,
+    "re.fullmatch": _b_re, "match.group": _b_match, "match.groups": _b_match,
+    "match.groupdict": _b_match, "pathlib.Path": _b_path, "pathlib.PurePath": _b_path,
+    "pathlib.PosixPath": _b_path, **{f"os.path.{n}": _b_path for n in _PATH_FUNCTIONS},
     **{name: _b_str_method for name in _METHODS if name.startswith("str.")},
     **{name: _b_list_method for name in _METHODS if name.startswith(("list.", "tuple."))},
     **{name: _b_dict_method for name in _METHODS if name.startswith("dict.")},
@@ -3011,7 +3366,8 @@ _EXPRESSIONS: dict[type[ast.expr], Callable[[Interpreter, Any, Scope], Value]] =
 
 
 def evaluate_source(text: str, path: str = "main.py", limits: Limits | None = None,
-                    env: Mapping[str, str | None] | None = None) -> tuple[RunResult, list[ExternalCall]]:
+                    env: Mapping[str, str | Unknown | None] | None = None,
+                    ) -> tuple[RunResult, list[ExternalCall]]:
     """Run one file of source text on its own (for tests and tools); never raises."""
     from bot.analysis.source import parse_python
 

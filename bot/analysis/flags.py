@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.analysis.values import Chunk, Hole, Origin, Part, Text, Unknown
+from bot.analysis.values import Choice, Chunk, Hole, Origin, Part, Text, Unknown
 
 Kind = Literal["int", "bool", "str"]
 
@@ -109,6 +109,8 @@ class Setting:
 
 def _starts_blank(parts: Sequence[Part]) -> bool:
     first = parts[0] if parts else None
+    if isinstance(first, Choice):  # a word starts there whichever option is taken
+        return all(_starts_blank(o) if o else _starts_blank(parts[1:]) for o in first.options)
     return first is None or (isinstance(first, Chunk) and (not first.text or first.text[0].isspace()))
 
 
@@ -164,7 +166,7 @@ def tokenize(parts: Sequence[Part]) -> list[Token]:
             holes.append(part)
         else:
             left = (not chars and not holes) or all(_starts_blank(o) for o in part.options)
-            right = _starts_blank(parts[index + 1:index + 2]) or all(_ends_blank(o) for o in part.options)
+            right = _starts_blank(parts[index + 1:]) or all(_ends_blank(o) for o in part.options)
             if left and right:
                 flush()
                 out.append(Branches(tuple(tuple(tokenize(o)) for o in part.options), part.cond,

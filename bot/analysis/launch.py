@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from bot.analysis import par
+from bot.analysis.cienv import ci_environment
 from bot.analysis.evaluate import ExternalCall, Footprint, Interpreter, Limits, RunResult
 from bot.analysis.findings import Finding, finding
 from bot.analysis.flags import (
@@ -41,7 +42,18 @@ from bot.analysis.markers import Marker
 from bot.analysis.report import Table
 from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.source import Module
-from bot.analysis.values import Const, ListV, Text, TupleV, Unknown, Value, python
+from bot.analysis.values import (
+    Alternatives,
+    Choice,
+    Const,
+    Hole,
+    ListV,
+    Text,
+    TupleV,
+    Unknown,
+    Value,
+    python,
+)
 
 __all__ = ["LaunchOutcome", "LaunchState", "Table", "analyze_launch", "compare"]
 
@@ -59,8 +71,11 @@ class LaunchOutcome:
     ``signature`` is a hashable summary of every resolved launch (None when nothing was
     resolved), ``files`` the repository files read beyond the test's imports (a model script,
     say), ``table`` the launch grid for the summary, ``launches`` the resolved launches,
-    ``states`` how far each was checked, and ``stopped`` whether the evaluation ended before
-    the end of the test (so launches past that point are unknown).
+    ``states`` how far each was checked and ``skipped`` the PAR rules that could not be
+    evaluated on each (each with a PAR019; all of them for a launch an undecided condition
+    guards), and ``stopped`` whether the evaluation ended before the end of the test (its step
+    limit, an evaluator error, a raise under an undecided condition), so launches past that
+    point are unknown.
     """
 
     signature: Signature | None = None
@@ -73,6 +88,7 @@ class LaunchOutcome:
     # True when neither the test nor a module it imports mentions a launch function or a
     # parallelism flag: the test was not evaluated, and has no launch
     no_launch: bool = False
+    skipped: tuple[frozenset[str], ...] = ()
 
     @classmethod
     def empty(cls) -> LaunchOutcome:
@@ -103,6 +119,7 @@ class _Raw:
     model_unknown: Unknown | None  # the model type, when it cannot be resolved
     model: Parsed  # the model script's flags as the evaluating interpreter read them
     model_files: tuple[str, ...]
+    environ: tuple[tuple[str, str | Unknown | None], ...] = ()  # what the launch inherits
 
 
 @dataclass(slots=True)
@@ -151,7 +168,7 @@ class _Cache:
         self.last: _Eval | None = None  # the latest evaluation, for the file's other markers
         # model script flags: per interpreter and script, the text they came from and the
         # flags parsed (from a shell script: per script)
-        self.models: dict[tuple[int, str], tuple[Text, Parsed]] = {}
+        self.models: dict[tuple[int, str, object], tuple[Text, Parsed]] = {}
         self.scripts: dict[str, Parsed] = {}
 
 
@@ -195,9 +212,7 @@ def _interpreter(snapshot: Snapshot, backend: str) -> Interpreter:
     cache = _cache(snapshot)
     if backend not in cache.interpreters:
         settings = snapshot.config.launch
-        env: dict[str, str | None] = dict(settings.env)
-        for name, values in settings.platform_env.items():
-            env[name] = values.get(backend)  # type: ignore[call-overload]
+        environment = ci_environment(snapshot)
 
         sources = snapshot.sources  # not the snapshot: the cache is kept only as long as it is
 
@@ -206,27 +221,46 @@ def _interpreter(snapshot: Snapshot, backend: str) -> Interpreter:
             return module if isinstance(module, Module) else None
 
         cache.interpreters[backend] = Interpreter(
-            load, sources.exists, snapshot.config.python_roots, env,
+            load, sources.exists, snapshot.config.python_roots,
+            environment.values.get(backend, {}),
             frozenset(settings.sinks), frozenset(settings.quiet_calls),
-            Limits(settings.max_steps, settings.max_depth), frozenset(settings.platform_env),
+            Limits(settings.max_steps, settings.max_depth), environment.differing,
+            environment.closed.get(backend, False),
         )
     return cache.interpreters[backend]
 
 
 def _command(call: ExternalCall) -> Text:
-    parts: list[Value] = list(call.args) + [v for k, v in call.keywords.items()]
+    """The words of a launch call: its positional arguments and keywords, in order. An
+    unknown positional argument or ``*args`` keyword of a launch function is a word that
+    cannot be known (other unknown keywords are taken for settings of the call)."""
+    parts: list[tuple[Value, bool]] = [(v, call.named_sink) for v in call.args]
+    parts.extend((v, call.named_sink and k.endswith("args")) for k, v in call.keywords.items())
     out = Text(())
-    for value in parts:
-        for text in _texts(value):
+    for value, words in parts:
+        for text in _texts(value, words):
             out = out + text + Text.of(" ")
     return out
 
 
-def _texts(value: Value) -> list[Text]:
+def _texts(value: Value, item: bool) -> list[Text]:
+    """The words a call's argument puts on the command line. Alternatives stay a choice;
+    an unknown item of a list of words is a word that cannot be known (``item``), never
+    dropped (an unknown argument of its own is not taken for words)."""
     if isinstance(value, Text):
         return [value]
     if isinstance(value, ListV | TupleV):
-        return [t for item in value.items for t in _texts(item)]
+        return [t for entry in value.items for t in _texts(entry, True)]
+    if isinstance(value, Alternatives):
+        options = []
+        for option in value.options:
+            words = Text(())
+            for text in _texts(option, item):
+                words = words + text + Text.of(" ")
+            options.append(words.parts)
+        return [Text((Choice(tuple(options), value.text, value.origin),))]
+    if item and isinstance(value, Unknown) and not value.quiet:
+        return [Text((Hole(value.text, value.origin),))]
     return []
 
 
@@ -245,7 +279,7 @@ def _run(snapshot: Snapshot, path: str, backend: str) -> _Run:
     for index, raw in enumerate(evaluation.raws):
         # another platform reads the model script itself, as its run would have
         model, files = (raw.model, raw.model_files) if mine else \
-            _model_flags(snapshot, interp, raw.model_path)
+            _model_flags(snapshot, interp, raw.model_path, raw.environ)
         if not mine and files == raw.model_files and _same_flags(model, raw.model):
             launches.append(evaluation.resolved[index])  # the same flags: the same launch
             continue
@@ -289,14 +323,20 @@ def _evaluate(snapshot: Snapshot, interp: Interpreter, path: str) -> _Eval:
     for call in calls:
         tokens = text_tokens(_command(call))
         wanted = None if call.named_sink else LAUNCH_FLAGS
-        if not has_flag(tokens, wanted):
+        if not has_flag(tokens, wanted) and not (call.named_sink and _unknown_words(tokens)):
             continue
         model_path, unknown = _model_script(snapshot, interp, call)
-        model, files = _model_flags(snapshot, interp, model_path)
+        model, files = _model_flags(snapshot, interp, model_path, call.environ)
         raws.append(_Raw(call.path, call.line, call.guards, tokens, model_path, unknown, model,
-                         files))
+                         files, call.environ))
     interp.release_run()
     return _Eval(path, interp, footprint, result, raws)
+
+
+def _unknown_words(tokens: list[Token]) -> bool:
+    """Whether a command has words that cannot be known (a launch function given only
+    those is a launch whose flags are not known, never no launch at all)."""
+    return any(isinstance(t, Opaque) and not t.quiet for t in tokens)
 
 
 def _model_type(interp: Interpreter, snapshot: Snapshot, call: ExternalCall) -> Value | None:
@@ -331,22 +371,23 @@ def _model_script(snapshot: Snapshot, interp: Interpreter,
 _NO_FLAGS = Parsed({}, [])
 
 
-def _model_flags(snapshot: Snapshot, interp: Interpreter,
-                 path: str | None) -> tuple[Parsed, tuple[str, ...]]:
-    """The flags of a model script as ``interp`` reads them (never changed by callers),
-    and the files read."""
+def _model_flags(snapshot: Snapshot, interp: Interpreter, path: str | None,
+                 environ: tuple[tuple[str, str | Unknown | None], ...] = ()
+                 ) -> tuple[Parsed, tuple[str, ...]]:
+    """The flags of a model script as ``interp`` reads them in a process that inherits the
+    launch's ``environ`` writes (never changed by callers), and the files read."""
     if path is None:
         return _NO_FLAGS, ()
     cache = _cache(snapshot)
     settings = snapshot.config.launch
     if path.endswith(".py"):
-        flags = interp.call_function(path, settings.model_function)
+        flags = interp.call_function(path, settings.model_function, environ)
         if flags is None:
             return _NO_FLAGS, (path,)
-        found = cache.models.get((id(interp), path))
+        found = cache.models.get((id(interp), path, environ))
         if found is None or found[0] is not flags:  # the same text: the same flags
             found = (flags, parse(text_tokens(flags)))
-            cache.models[(id(interp), path)] = found
+            cache.models[(id(interp), path, environ)] = found
         return found[1], (path,)
     if path not in cache.scripts:
         script = snapshot.sources.text(path)
@@ -400,11 +441,14 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
     findings: list[Finding] = []
     rows: list[tuple[str, ...]] = []
     states: list[LaunchState] = []
+    skipped: list[frozenset[str]] = []
     for index, (launch, model_unknown) in enumerate(zip(launches, unknown_models, strict=True)):
         before = base.launches[index] if base is not None and index < len(base.launches) else None
-        verdict, found, state = _check(launch, model_unknown, marker, _changed(before, launch))
+        verdict, found, missed = _check(launch, model_unknown, marker, _changed(before, launch))
         findings.extend(found)
-        states.append(state)
+        skipped.append(missed)
+        states.append("checked" if not missed else
+                      "unchecked" if len(missed) >= len(par.CHECKS) else "partial")
         resolved = used[index]
         if resolved.cells is None:
             resolved.cells = _cells(launch)
@@ -416,6 +460,21 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
             "PAR019", marker.path, marker.line,
             f"The launches of `{marker.path}` could not be resolved completely: {why}; "
             "launches past that point were not checked.", test=marker.path,
+        ))
+    stop = run.result.stopped
+    if stop is not None and stop.guards:
+        findings.append(finding(
+            "PAR019", stop.path, stop.line,
+            f"The run of `{marker.path}` ends at `{stop.text}` when `{stop.guards[0]}`, which "
+            "cannot be resolved statically; launches past that point were not checked.",
+            test=marker.path,
+        ))
+    elif stop is not None and not launches:
+        findings.append(finding(
+            "PAR019", stop.path, stop.line,
+            f"The run of `{marker.path}` ends at `{stop.text}` before it starts any launch, "
+            "as far as it can be followed statically; its launches were not checked.",
+            test=marker.path,
         ))
     closure, _ = snapshot.graph.closure(marker.path)
     read = set(run.result.modules)
@@ -436,8 +495,10 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
         if resolved.signature is None:
             resolved.signature = _signature(launch)
     signature = tuple(r.signature for r in used if r.signature is not None) if launches else None
+    stopped = bool(run.result.exhausted or run.result.error or
+                   (stop is not None and (stop.guards or not launches)))
     return LaunchOutcome(signature, findings, files, table, tuple(launches), tuple(states),
-                         bool(run.result.exhausted or run.result.error))
+                         stopped, skipped=tuple(skipped))
 
 
 def _key(parsed: Parsed, guards: tuple[str, ...]) -> object:
@@ -463,7 +524,8 @@ def _plain(setting: Setting | None) -> object:
 
 
 def _check(launch: par.Launch, model_unknown: Unknown | None, marker: Marker,
-           prefer: tuple[str, ...] = ()) -> tuple[str, list[Finding], LaunchState]:
+           prefer: tuple[str, ...] = ()) -> tuple[str, list[Finding], frozenset[str]]:
+    """A launch's verdict, its findings and the rules that could not be evaluated."""
     numbers = par.describe(launch)
     where = f" ({launch.label})" if launch.label else ""
     context = f"Launch of `{marker.path}`{where}: {numbers}."
@@ -474,7 +536,7 @@ def _check(launch: par.Launch, model_unknown: Unknown | None, marker: Marker,
             f"Whether this launch runs depends on `{guard}`, which cannot be resolved "
             "statically; its parallel layout was not checked.",
             test=marker.path, details=(context,),
-        )], "unchecked"
+        )], frozenset(par.CHECKS)
     if model_unknown is not None:
         for symbol in ("layers", "heads", "experts"):
             if symbol not in launch.settings:
@@ -509,10 +571,7 @@ def _check(launch: par.Launch, model_unknown: Unknown | None, marker: Marker,
         verdict = "partly unresolved"
     else:
         verdict = "ok"
-    skipped = {r for _, rules, _ in outcome.needs.values() for r in rules}
-    state: LaunchState = "checked" if not skipped else (
-        "unchecked" if len(skipped) >= len(par.CHECKS) else "partial")
-    return verdict, found, state
+    return verdict, found, frozenset(r for _, rules, _ in outcome.needs.values() for r in rules)
 
 
 def _anchor(launch: par.Launch, violation: par.Violation,

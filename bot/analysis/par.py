@@ -856,9 +856,11 @@ rule("PAR019", "unresolved", Severity.INFO,
      """
      ## What it does
      Reports a value of a launch (a flag, the model, whether the launch runs at all) that the
-     evaluator cannot decide without running code: an environment variable, a function from
-     outside the repository, a condition on either. The rules that need it are not evaluated;
-     rocmbot never guesses.
+     evaluator cannot decide without running code: an environment variable CI sets to what
+     cannot be known, a function from outside the repository, a condition on either. A flag a
+     branch on such a condition sets (an append, an assignment, an environment write) is one
+     of them; so is a run that a `raise` ends before its launches. The rules that need it are
+     not evaluated; rocmbot never guesses and never drops a launch silently.
 
      ## Why is this bad?
      It is not wrong, but it is not checked: a broken layout behind it reaches the GPU runner.

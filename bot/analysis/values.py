@@ -51,6 +51,38 @@ class Unknown(Value):
     quiet: bool = False  # a call known not to carry launch flags
 
 
+@dataclass(slots=True, eq=False)
+class Alternatives(Unknown):
+    """One of several values, chosen by a condition that cannot be decided (``text``).
+
+    Everything that does not look inside it treats it as unknown; what does (a command
+    line, a join, an f-string, a method call) works on each option and keeps the choice,
+    so nothing an undecided branch set is dropped or guessed."""
+
+    options: tuple[Value, ...] = ()
+
+
+MAX_OPTIONS = 8  # alternatives kept apart; more become a plain unknown
+
+
+def alternatives(options: list[Value], cond: str, origin: Origin | None) -> Unknown:
+    """The value of ``options`` chosen by ``cond``: alternatives while they are few."""
+    flat: list[Value] = []
+    for option in options:
+        if isinstance(option, Alternatives) and option.text == cond:
+            flat.extend(option.options)
+        elif not any(option is o for o in flat):
+            flat.append(option)
+    if any(type(o) is Unknown for o in flat) or _leaves(flat) > MAX_OPTIONS:
+        return Unknown(cond, origin)
+    return Alternatives(cond, origin, False, tuple(flat))
+
+
+def _leaves(options: list[Value] | tuple[Value, ...]) -> int:
+    """How many values a choice (of choices) stands for."""
+    return sum(_leaves(o.options) if isinstance(o, Alternatives) else 1 for o in options)
+
+
 @dataclass(slots=True, unsafe_hash=True)
 class Const(Value):
     """``None``, a bool, an int or a float."""
@@ -209,6 +241,17 @@ class FuncV(Value):
     kind: FuncKind = "function"
     bound: Value | None = None
     parametrize: tuple[tuple[tuple[str, ...], Value], ...] = ()
+    # a command-line entry point (click): its options (parameter, default, choices or None)
+    command: bool = False
+    options: tuple[tuple[str, Value, Value | None], ...] = ()
+
+
+@dataclass(eq=False, slots=True)
+class CliApp(Value):
+    """A command-line application (``typer.Typer()``, a ``click`` group): its commands."""
+
+    commands: list[FuncV]
+    default: FuncV | None = None  # the callback run when no command is named
 
 
 @dataclass(eq=False, slots=True)
@@ -227,6 +270,14 @@ class Lazy(Value):
     module: str
     name: str
     text: str
+
+
+@dataclass(eq=False, slots=True)
+class MatchV(Value):
+    """A regular expression match of known text: its groups (0 the whole match)."""
+
+    groups: tuple[Value, ...]
+    names: dict[str, int]
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -393,11 +444,22 @@ def merge(a: Value, b: Value, cond: str, origin: Origin | None) -> Value:
     if isinstance(a, DictV) and isinstance(b, DictV) and a.items.keys() == b.items.keys():
         return DictV({k: (a.items[k][0], merge(a.items[k][1], b.items[k][1], cond, origin))
                       for k in a.items}, a.complete and b.complete)
+    if _carries(a) and _carries(b):
+        return alternatives([a, b], cond, origin)
     return Unknown(cond, origin)
+
+
+def _carries(value: Value) -> bool:
+    """Whether a value may hold command-line words (so an undecided choice keeps it)."""
+    return isinstance(value, Text | ListV | TupleV | Alternatives) or \
+        (isinstance(value, Const) and value.value is None)
 
 
 def clone(value: Value, memo: dict[int, Value]) -> Value:
     """A copy of the mutable parts of a value (for evaluating two branches apart)."""
+    if type(value) is Alternatives:
+        return Alternatives(value.text, value.origin, value.quiet,
+                            tuple(clone(o, memo) for o in value.options))
     if isinstance(value, ListV | DictV | SetV | Instance | TupleV):
         if id(value) in memo:
             return memo[id(value)]

@@ -321,3 +321,62 @@ def _line_finder(node: yaml.ScalarNode, script: str, lines: list[str]) -> Callab
         return first + 1 + line_in_region(found)
 
     return search
+
+
+@dataclass(frozen=True, slots=True)
+class EnvSetting:
+    """An environment variable a workflow sets: at `level` `workflow`, `job` or `step`;
+    ``value`` None when it is not a plain string (an expression, a secret, a matrix value);
+    ``name`` None when which variables are set cannot be read (an `env:` that is an
+    expression, a `$GITHUB_ENV` write of a computed name)."""
+
+    name: str | None
+    value: str | None
+    level: str
+
+
+_GITHUB_ENV = re.compile(
+    r"""(?:echo|printf)\s+["']?([A-Za-z_][A-Za-z0-9_]*)=[^\n]*>>\s*["']?\$\{?GITHUB_ENV""")
+_DOCKER_ENV = re.compile(r"(?:^|\s)(?:--env|-e)[\s=]+([A-Za-z_][A-Za-z0-9_]*)(=\S*)?")
+
+
+def workflow_env(text: str) -> list[EnvSetting]:
+    """The environment variables a workflow sets: `env:` at every level, names a step
+    writes to `$GITHUB_ENV`, and `--env`/`-e` options of a job's container (their values
+    come from outside: not known). Malformed YAML sets nothing."""
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+        if root is not None:
+            check_expansion(root, text)
+    except (yaml.YAMLError, RecursionError):
+        return []
+    top = _mapping(root)
+    out = _env_block(top.get("env"), "workflow")
+    for job in (_mapping(node) for node in _mapping(top.get("jobs")).values()):
+        out.extend(_env_block(job.get("env"), "job"))
+        container = _mapping(job.get("container"))
+        options = _text(container.get("options")) or ""
+        out.extend(EnvSetting(m.group(1), None, "job") for m in _DOCKER_ENV.finditer(options))
+        out.extend(_env_block(container.get("env"), "job"))
+        for step in (_mapping(node) for node in _sequence(job.get("steps"))):
+            out.extend(_env_block(step.get("env"), "step"))
+            script = _text(step.get("run")) or ""
+            if "GITHUB_ENV" in script:
+                names = _GITHUB_ENV.findall(script)
+                out.extend(EnvSetting(n, None, "job") for n in names)
+                if script.count("GITHUB_ENV") > len(names):
+                    out.append(EnvSetting(None, None, "job"))
+    return out
+
+
+def _env_block(node: yaml.Node | None, level: str) -> list[EnvSetting]:
+    if node is None:
+        return []
+    if not isinstance(node, yaml.MappingNode):
+        return [EnvSetting(None, None, level)]  # `env: ${{ fromJSON(...) }}`
+    out = []
+    for name, value in _mapping(node).items():
+        text = _text(value)
+        plain = None if text is None or "${{" in text else text
+        out.append(EnvSetting(name, plain, level))
+    return out

@@ -134,6 +134,8 @@ def default_config():
 
 BASE: dict[str, str] = {
     ".github/workflows/ci.yml": WORKFLOW,
+    # the ROCm image says which platform it is (the platform variable is inferred from it)
+    "docker/Dockerfile.rocm": "FROM rocm/base\nENV MILES_PLATFORM=rocm\n",
     "tests/__init__.py": "",
     "tests/e2e/__init__.py": "",
     "tests/e2e/megatron/__init__.py": "",

@@ -8,10 +8,18 @@ import textwrap
 
 import pytest
 
-from bot.analysis.evaluate import ExternalCall, Interpreter, Limits, evaluate_source, split_literal
+from bot.analysis.evaluate import (
+    ExternalCall,
+    Interpreter,
+    Limits,
+    Stop,
+    evaluate_source,
+    split_literal,
+)
 from bot.analysis.source import Module, parse_python
 from bot.analysis.values import (
     NOT_PLAIN,
+    Alternatives,
     Choice,
     Chunk,
     Hole,
@@ -762,3 +770,281 @@ def test_a_literal_container_keeps_the_line_it_was_set_on() -> None:
     assert [(p.text, p.origin.line if p.origin else None) for p in result.parts
             if isinstance(p, Chunk)] == [("--tensor-model-parallel-size ", 3), ("4", 2)]
     assert len(result.parts) == 2
+
+
+# ----- undecided branches keep what they set ------------------------------------------------
+
+def _flags_of(call: ExternalCall) -> list[str]:
+    """Each way the call's first argument can read: the options of its choices spelled out."""
+    value = call.args[0] if call.args else next(iter(call.keywords.values()))
+    assert isinstance(value, Text)
+
+    def spell(parts: tuple[object, ...]) -> list[str]:
+        out = [""]
+        for part in parts:
+            if isinstance(part, Chunk):
+                out = [o + part.text for o in out]
+            elif isinstance(part, Choice):
+                out = [o + s for o in out for opt in part.options for s in spell(opt)]
+            else:
+                assert isinstance(part, Hole)
+                out = [o + "<?>" for o in out]
+        return out
+
+    return sorted(" ".join(s.split()) for s in spell(value.parts))
+
+
+UNDECIDED: list[tuple[str, list[str]]] = [
+    ("args = ['--a 1']\nif X:\n    args.append('--b 2')\nlaunch(' '.join(args))", ["--a 1", "--a 1 --b 2"]),
+    ("args = ['--a 1']\nif X:\n    args += ['--b', '2']\nelse:\n    args.extend(['--c'])\nargs.append('--d')\nlaunch(' '.join(args))",
+     ["--a 1 --b 2 --d", "--a 1 --c --d"]),
+    ("extra = '--b 2' if X else None\nlaunch(f'--a 1 {extra}')", ["--a 1 --b 2", "--a 1 None"]),
+    ("extra = '--b' if X else ''\nlaunch('--a ' + extra)", ["--a", "--a --b"]),
+    ("extra = ['--b'] if X else []\nlaunch('--a ' + ' '.join(extra).strip())", ["--a", "--a --b"]),
+    ("import os\nif X:\n    os.environ['N'] = '2'\nlaunch(f\"--a {os.environ.get('N', '1')}\")", ["--a <?>"]),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), UNDECIDED, ids=[c[0][:50] for c in UNDECIDED])
+def test_what_an_undecided_branch_sets_stays_a_choice(source: str, expected: list[str]) -> None:
+    _, calls = run(source)
+    (call,) = calls
+    assert _flags_of(call) == expected
+
+
+def test_alternatives_are_unknown_to_everything_that_does_not_look_inside() -> None:
+    source = "A = [1] if X else [1, 2]\nRESULT = len(A) == 1\nN = 2 if X else 3\nB = A[0]\n"
+    assert value(source) == UNKNOWN
+    assert value(source, "N") == UNKNOWN
+    assert value(source, "B") == UNKNOWN
+
+
+def test_many_alternatives_become_a_plain_unknown() -> None:
+    source = "T = ''\n" + "".join(f"if X{i}:\n    T = T + 'a{i}'\n" for i in range(12)) + "launch(T)\n"
+    interp, _ = run(source)
+    found = interp.module_globals("__main__")["T"]
+    assert isinstance(found, Text)  # texts merge into choices, however many
+    lists = "L = []\n" + "".join(f"if X{i}:\n    L.append('a')\n" for i in range(12))
+    interp, _ = run(lists)
+    found = interp.module_globals("__main__")["L"]
+    assert type(found) is Unknown
+
+
+def test_a_raise_under_an_undecided_condition_that_ends_the_run_is_reported() -> None:
+    source = "for a in (1, 2):\n    if X:\n        continue\n    raise RuntimeError('no')\nlaunch('--a 1')\n"
+    interp = _interp({"main.py": source})
+    result = interp.run("main.py")
+    assert result.stopped == Stop("raise RuntimeError('no')", "main.py", 4, ("not (X)",))
+
+
+def test_a_function_that_returned_under_an_undecided_condition_and_raised_otherwise_returns() -> None:
+    source = "def f():\n    if X:\n        return '--a 1'\n    raise RuntimeError('no')\nlaunch(f())\n"
+    _, calls = run(source)
+    assert [c.args[0] for c in calls] == [Text.of("--a 1")]
+
+
+def test_a_raise_every_path_reaches_is_a_stop_under_no_condition() -> None:
+    interp = _interp({"main.py": "raise SystemExit(0)\n"})
+    assert interp.run("main.py").stopped == Stop("raise SystemExit(0)", "main.py", 1, ())
+    interp = _interp({"main.py": "def test_a():\n    if X:\n        assert False\n    else:\n        raise ValueError\n"})
+    assert interp.run("main.py").stopped == Stop("assert False", "main.py", 3, ())
+    interp = _interp({"main.py": "def test_a():\n    if X:\n        raise ValueError\n"})
+    assert interp.run("main.py").stopped is None
+    interp = _interp({"main.py": "def test_a():\n    for a in (1,):\n        if X:\n            continue\n        if Y:\n            assert False\n        else:\n            raise ValueError\n"})
+    result = interp.run("main.py")
+    assert result.stopped is not None and result.stopped.guards == ("not (X)",)
+
+
+def test_environment_writes_are_in_program_order_and_reach_the_launch() -> None:
+    _, calls = run("import os\nos.environ['N'] = '4'\nlaunch('--a')\nos.environ['N'] = '8'\nlaunch('--b')\n"
+                   "os.environ['N'] = X\nlaunch('--c')\n")
+    assert [c.environ[0][1] for c in calls[:2]] == ["4", "8"]
+    assert isinstance(calls[2].environ[0][1], Unknown)
+
+
+def test_choices_of_one_condition_stay_one_choice() -> None:
+    source = ("x = None\nmatch X:\n    case 1:\n        x = ['--a']\n    case 2:\n        pass\n"
+              "    case 3:\n        pass\nlaunch(x)\n")
+    _, calls = run(source)
+    (call,) = calls
+    found = call.args[0]
+    assert isinstance(found, Alternatives) and len(found.options) == 2
+
+
+def test_a_loaded_module_holding_a_choice_notes_its_lists_as_module_state() -> None:
+    interp = _interp({"main.py": "import lib\nlib.FLAGS.append('--c')\n",
+                      "lib.py": "FLAGS = ['--a'] + (['--b'] if X else [])\n"})
+    interp.run("main.py")
+    assert interp.dirty
+
+
+def test_a_closed_environment_leaves_what_nothing_sets_unset() -> None:
+    module = parse_python("main.py", "import os\nA = os.environ.get('NOPE', '7')\nB = os.getenv('NOPE') or 48\n"
+                          "C = os.getenv('SET')\nD = os.getenv('ODD', 'x')\nE = 'NOPE' in os.environ\n")
+    assert isinstance(module, Module)
+    interp = Interpreter({"main.py": module}.get, lambda p: p == "main.py",
+                         env={"SET": "1", "ODD": Unknown("$ODD")}, closed=True)
+    interp.run("main.py")
+    found = {k: python(v) for k, v in interp.module_globals("__main__").items() if k in "ABCDE"}
+    assert found == {"A": "7", "B": 48, "C": "1", "D": NOT_PLAIN, "E": False}
+
+
+STDLIB: list[tuple[str, object]] = [
+    ("import argparse\nkw = {'tp': 2}\nc = dict(kw)\nc['tp'] = 4\nRESULT = argparse.Namespace(ep=1, **c).tp", 4),
+    ("import argparse\nRESULT = argparse.Namespace(ep=1).pp", UNKNOWN),
+    ("import argparse\nRESULT = argparse.Namespace(X)", UNKNOWN),
+    ("from types import SimpleNamespace\nns = SimpleNamespace(a=1)\nns.a = 3\nRESULT = ns.a", 3),
+    ("import re\nm = re.search(r'(\\d+)layer', 'GLM-5_4layer')\nRESULT = m.group(1)", "4"),
+    ("import re\nRESULT = re.search(r'(\\d+)layer', 'GLM-5_4layer').group()", "4layer"),
+    ("import re\nRESULT = re.search(r'(\\d)-(\\d)', 'a1-2').group(1, 2)", ("1", "2")),
+    ("import re\nRESULT = re.search(r'(\\d)(x)?', '1').groups()", ("1", None)),
+    ("import re\nRESULT = re.match(r'(?P<n>\\d+)-gpu', '8-gpu').groupdict()['n']", "8"),
+    ("import re\nRESULT = re.match(r'x', 'abc') is None", True),
+    ("import re\nif (m := re.fullmatch(r'(?P<n>\\d+)', '12')) is not None:\n    RESULT = int(m.group('n'))", 12),
+    ("import re\nRESULT = re.search(r'(\\d)', '1').group(5)", UNKNOWN),
+    ("import re\nRESULT = re.search(r'(\\d)', '1').group('x')", UNKNOWN),
+    ("import re\nRESULT = re.search(r'(', '1')", UNKNOWN),
+    ("import re\nRESULT = re.search(r'(a+)+$', 'aaaa')", UNKNOWN),
+    ("import re\nRESULT = re.search(r'(?=a)', 'a')", UNKNOWN),
+    ("import re\nRESULT = re.search(r'a', 'a', re.I)", UNKNOWN),
+    ("import re\nRESULT = re.search(X, 'a')", UNKNOWN),
+    ("import os\nRESULT = os.path.basename('/a/b.py') + os.path.dirname('/a/b.py')", "b.py/a"),
+    ("import os\nRESULT = os.path.normpath('a//b/../c')", "a/c"),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), STDLIB, ids=[c[0][:60] for c in STDLIB])
+def test_standard_library_models(source: str, expected: object) -> None:
+    assert value(source) == expected
+
+
+@pytest.mark.parametrize("source", [
+    "from pathlib import Path\nRESULT = Path(X) / 'sub'",
+    "from pathlib import Path\nRESULT = Path(X).resolve().parent",
+    "import os\nRESULT = os.path.join(X, 'a')",
+    "import os\nRESULT = os.path.abspath(X)",
+    "import os\nRESULT = str(os.path.expanduser('~'))",
+])
+def test_a_path_that_is_not_known_is_never_taken_for_flags(source: str) -> None:
+    interp, _ = run(source)
+    found = interp.module_globals("__main__")["RESULT"]
+    if isinstance(found, Text):
+        assert all(isinstance(p, Hole) and p.quiet for p in found.parts)
+    else:
+        assert isinstance(found, Unknown) and found.quiet
+
+
+CLI_SOURCE = '''\
+from typing import Annotated, Literal
+
+import click
+import typer
+
+app = typer.Typer()
+
+
+@app.command()
+def train(num_gpus: int = 4, mode: Literal["a", "b"] = "a", tp: int = typer.Option(2, "--tp"),
+          pp: Annotated[Literal[1, 2], typer.Option()] = 1, req: str = typer.Argument(...),
+          when: Annotated[int, "x"] = 3, kind: list[int] = None):
+    launch(f"--gpus {num_gpus} --mode {mode} --tp {tp} --pp {pp} --req {req} --w {when}")
+
+
+@app.callback()
+def main():
+    pass
+
+
+@click.group()
+def cli():
+    pass
+
+
+@cli.command()
+@click.option("--ep", default=2, type=click.Choice([2, 4]))
+@click.option("--fast", is_flag=True)
+@click.option("-n", "--num-nodes", "nodes", default=1)
+def go(ep, fast, nodes):
+    launch(f"--ep {ep} --fast {fast} --nodes {nodes}")
+
+
+@click.command()
+@click.argument("name")
+def solo(name):
+    launch(f"--solo {name}")
+
+
+if __name__ == "__main__":
+    app()
+    cli()
+    solo()
+    solo("given")
+'''
+
+
+def test_command_line_entry_points_run_each_command_with_each_choice() -> None:
+    _, calls = run(CLI_SOURCE)
+    spelled = [" ".join(_flags_of(c)) for c in calls]
+    assert spelled == [
+        "--gpus 4 --mode a --tp 2 --pp 1 --req <?> --w 3",
+        "--gpus 4 --mode a --tp 2 --pp 2 --req <?> --w 3",
+        "--gpus 4 --mode b --tp 2 --pp 1 --req <?> --w 3",
+        "--gpus 4 --mode b --tp 2 --pp 2 --req <?> --w 3",
+        "--ep 2 --fast False --nodes 1",
+        "--ep 4 --fast False --nodes 1",
+        "--solo <?>",
+        "--solo given",
+    ]
+
+
+def test_too_many_choices_leave_the_option_unknown() -> None:
+    choices = ", ".join(f'"{i}"' for i in range(40))
+    source = (f"import typer\nfrom typing import Literal\napp = typer.Typer()\n\n@app.command()\n"
+              f"def f(x: Literal[{choices}] = '0'):\n    launch(f'--x {{x}}')\n\napp()\n")
+    _, calls = run(source)
+    assert [_flags_of(c) for c in calls] == [["--x <?>"]]
+
+
+def test_an_instance_of_a_class_outside_the_repository_is_not_known() -> None:
+    source = "from enum import Enum\nclass P(Enum):\n    A = 'a'\nRESULT = P('a')\nclass D:\n    pass\nE = D()\n"
+    assert value(source) == UNKNOWN
+    interp, _ = run(source)
+    assert isinstance(interp.module_globals("__main__")["E"], Instance)
+
+
+def test_a_main_that_hands_over_to_pytest_is_no_stop_when_the_tests_run() -> None:
+    interp = _interp({"main.py": "import pytest\ndef test_a():\n    pass\nraise SystemExit(pytest.main([]))\n"})
+    assert interp.run("main.py").stopped is None
+
+
+def test_an_application_run_without_a_command_runs_its_default_callback() -> None:
+    source = """\
+import typer
+from typer import Context
+
+app = typer.Typer()
+MODES = {"a": "--tp 1", "b": "--tp 2"}
+
+
+@app.command()
+def run(mode: str = typer.Option(...)):
+    launch(MODES[mode])
+
+
+@app.callback(invoke_without_command=True)
+def default(ctx: typer.Context, other: Context = None) -> None:
+    if ctx.invoked_subcommand is not None:
+        return
+    for mode in MODES:
+        run(mode=mode)
+
+
+@app.callback()
+def ignored():
+    launch("--never")
+
+
+app()
+"""
+    _, calls = run(source)
+    assert [_flags_of(c) for c in calls] == [["--tp 1"], ["--tp 2"]]

@@ -232,3 +232,22 @@ def test_a_violation_no_single_change_fixes_is_reported_at_the_launch(tmp_path: 
             '--expert-model-parallel-size 4 ")\n')
     (found,) = _par(_audit(tmp_path, {"tests/test_n.py": MARK + "X = 1\n" + call}))
     assert (found.rule, found.path, found.line, found.fix) == ("PAR003", "tests/test_n.py", 3, None)
+
+
+def test_the_outcome_says_which_rules_each_launch_skipped(tmp_path: Path) -> None:
+    from bot.analysis.par import CHECKS
+    from bot.analysis.snapshot import Snapshot
+    from config.repo import defaults
+
+    root = write(tmp_path, {**BASE, **STYLE_FILES})
+    snapshot = Snapshot(FolderTree(root), defaults())
+    outcomes = {}
+    for path in ("tests/e2e/megatron/test_s12_unresolved.py", "tests/e2e/megatron/test_s13_guarded.py",
+                 "tests/e2e/megatron/test_s14_harness.py"):
+        (marker,) = [m for m in snapshot.markers(path)[0] if m.backend == "rocm"]
+        outcomes[path] = launch.analyze_launch(snapshot, marker)
+    unresolved, guarded, checked = outcomes.values()
+    assert unresolved.skipped == (frozenset({"PAR001", "PAR002", "PAR010", "PAR011"}),)
+    assert all(s == frozenset(CHECKS) for s in guarded.skipped) and guarded.skipped
+    assert checked.skipped == (frozenset(),) and not checked.stopped
+    assert launch.LaunchOutcome.empty().skipped == ()

@@ -91,6 +91,8 @@ if __name__ == "__main__":
 
 BASE = {
     ".github/workflows/ci.yml": WORKFLOW,
+    # the ROCm image says which platform it is (the platform variable is inferred from it)
+    "docker/Dockerfile.rocm": "FROM rocm/base\nENV MILES_PLATFORM=rocm\n",
     "tests/__init__.py": "",
     "tests/e2e/__init__.py": "",
     "tests/e2e/g/__init__.py": "",
@@ -402,6 +404,8 @@ def _reference_tokenize(parts: Sequence[Part]) -> list[Token]:
 
     def blank_start(parts: Sequence[Part]) -> bool:
         first = parts[0] if parts else None
+        if isinstance(first, Choice):  # blank whichever option is taken (an empty one: what follows)
+            return all(blank_start(o) if o else blank_start(parts[1:]) for o in first.options)
         return first is None or (isinstance(first, Chunk) and (not first.text or first.text[0].isspace()))
 
     def blank_end(parts: Sequence[Part]) -> bool:
@@ -420,7 +424,7 @@ def _reference_tokenize(parts: Sequence[Part]) -> list[Token]:
             holes.append(part)
         else:
             left = (not chars and not holes) or all(blank_start(o) for o in part.options)
-            right = blank_start(parts[index + 1:index + 2]) or all(blank_end(o) for o in part.options)
+            right = blank_start(parts[index + 1:]) or all(blank_end(o) for o in part.options)
             if left and right:
                 flush()
                 out.append(Branches(tuple(tuple(_reference_tokenize(o)) for o in part.options),
