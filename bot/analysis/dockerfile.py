@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from dockerfile_parse import DockerfileParser
 from dockerfile_parse.util import WordSplitter
 
-from bot.analysis.requirements import Install, install_from
-from bot.analysis.shell import newlines_before, pip_installs
+from bot.analysis.requirements import FileRef, Install, install_from
+from bot.analysis.shell import newlines_before, pip_installs, script_runs
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,8 @@ class Dockerfile:
     path: str
     installs: tuple[Install, ...]
     stages: int
+    scripts: tuple[FileRef, ...] = ()  # repository shell scripts a `RUN` runs (through COPY)
+    bases: tuple[str, ...] = ()  # the `FROM` images, variables substituted
 
 
 def _words(value: str) -> list[str]:
@@ -149,7 +151,8 @@ def parse_dockerfile(path: str, text: str) -> Dockerfile:
         except Exception:  # a malformed instruction is skipped, never fatal
             log.debug("%s:%s: instruction skipped", path, instruction["startline"] + 1,
                       exc_info=True)
-    return Dockerfile(path, tuple(reader.installs), reader.stage_count)
+    return Dockerfile(path, tuple(reader.installs), reader.stage_count, tuple(reader.scripts),
+                      tuple(reader.bases))
 
 
 class _Reader:
@@ -162,6 +165,8 @@ class _Reader:
         self.named: dict[str, _Stage] = {}
         self.stage_count = 0
         self.installs: list[Install] = []
+        self.scripts: list[FileRef] = []
+        self.bases: list[str] = []
         self.skip_until = -1
         folder = posixpath.dirname(path)
         roots = ["."]
@@ -188,6 +193,8 @@ class _Reader:
         words = [w for w in value.split() if not w.startswith("--")]
         image = substitute(words[0], self.globals).lower() if words else ""
         base = self.named.get(image)
+        if base is None and image:
+            self.bases.append(image)
         self.stage = _Stage(envs=dict(base.envs), workdir=base.workdir, copies=list(base.copies)) \
             if base is not None else _Stage()
         self.stage_count += 1
@@ -263,7 +270,7 @@ class _Reader:
         words = _exec_form(script.strip())
         exec_form = words is not None
         script = _exec_script(words) if words is not None else self._heredoc(script, start, end)
-        if "pip" not in script:
+        if "pip" not in script and ".sh" not in script:
             return
 
         newline = newlines_before(script)
@@ -277,10 +284,13 @@ class _Reader:
         def resolve(text: str) -> tuple[str, ...]:
             return self._resolve(text, stage.workdir, copies)
 
-        for cmd in pip_installs(script):
+        for cmd in pip_installs(script) if "pip" in script else ():
             self.installs.append(
                 install_from(cmd, line_of, lambda t: substitute(t, values), resolve)
             )
+        for word in script_runs(script):
+            text = substitute(word.text, values)
+            self.scripts.append(FileRef(text, line_of(word.start), False, resolve(text)))
 
     # -- helpers -----------------------------------------------------------------------
 

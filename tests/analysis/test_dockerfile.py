@@ -307,3 +307,24 @@ def test_only_copies_into_the_file_s_folders_are_consulted() -> None:
     )
     files = parsed.installs[0].files
     assert [f.candidates for f in files] == [("sub/dev.txt",), ("other.txt",), ("ci/req-rocm.txt",)]
+
+
+def test_scripts_a_run_starts_map_back_through_copy_and_bases_are_kept() -> None:
+    parsed = parse(
+        """
+        ARG BASE=rocm/sgl-dev:1
+        FROM ${BASE} AS build
+        COPY docker/install.sh /tmp/install.sh
+        RUN bash /tmp/install.sh && echo done
+        FROM build
+        WORKDIR /w
+        COPY . .
+        RUN ./scripts/setup.sh $X
+        RUN echo run.sh
+        """
+    )
+    assert parsed.bases == ("rocm/sgl-dev:1",)
+    assert [(f.text, f.line, f.candidates[:1]) for f in parsed.scripts] == [
+        ("/tmp/install.sh", 4, ("docker/install.sh",)),
+        ("./scripts/setup.sh", 8, ("scripts/setup.sh",)),
+    ]
