@@ -259,6 +259,7 @@ def test_a_docker_exec_without_a_container_name_names_none() -> None:
         ("bash run.py", []),
         ("echo run.sh", []),
         ("X=1", []),
+        ("sudo A=b.sh", []),
         ("pip install x", []),
     ],
 )
