@@ -1,10 +1,11 @@
 """Dependency pins across Dockerfiles, workflow install paths, scripts and requirements (PIN).
 
 A pin group is what runs together: an image (a Dockerfile), the workflow jobs that run in it
-(by their runner labels, `container:` image, names or the `with:` values of their callers), the
-shell scripts the image or those jobs run (`docker exec CTR pip install` lines included) and the
-requirements files any of them install. A job on a hosted runner, or of a hardware no image has,
-is a group of its own; so is a script that makes its own environment. Different hardware images
+(a `container:` job, placed by its runner labels, image, names or the `with:` values of its
+callers; of a job on the runner itself, only what it sends in with `docker exec`), the shell
+scripts the image or those jobs run and the requirements files any of them install. What a job
+installs on the runner itself (hosted or not), or for a hardware no image has, is a group of its
+own; so is a script that makes its own environment. Different hardware images
 are different groups. Within a group every named package is compared across its places: the
 Dockerfile, each workflow step that runs `pip install` (an install path, with its scripts), and
 each requirements file. Local installs (`-e python`, `.`, a folder of the checkout) are not
@@ -230,6 +231,7 @@ PIN006 = rule(
 # -- places and groups -------------------------------------------------------------------
 
 Kind = Literal["dockerfile", "workflow", "requirements", "script"]
+Mode = Literal["all", "host", "exec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +270,9 @@ class Occurrence:
 class PinGroup:
     """An image (Dockerfile) and what runs in it: the workflow jobs, the shell scripts and the
     requirements files they install. ``jobs`` limits a workflow to some of its jobs (none
-    listed: all of them); ``callers`` are workflows that only call the group's workflows."""
+    listed: all of them), each with what of it installs here: ``all``, only the commands sent
+    into a container (``exec``) or only the others (``host``); ``callers`` are workflows that
+    only call the group's workflows."""
 
     name: str
     source: Literal["config", "inferred"]
@@ -277,7 +281,7 @@ class PinGroup:
     workflows: list[str]
     requirements: list[str] = field(default_factory=list)
     kind: str | None = None  # the hardware: rocm, cuda, npu, ...; None when nothing says
-    jobs: dict[str, set[str]] = field(default_factory=dict)
+    jobs: dict[str, dict[str, Mode]] = field(default_factory=dict)
     scripts: list[str] = field(default_factory=list)
     callers: list[str] = field(default_factory=list)
     roots: list[str] = field(default_factory=list)  # scripts read as places of their own
@@ -291,6 +295,14 @@ class PinGroup:
         """Whether a job of one of the group's workflows installs into this group."""
         wanted = self.jobs.get(workflow)
         return wanted is None or job in wanted
+
+    def mode(self, workflow: str, job: str) -> Mode:
+        return self.jobs.get(workflow, {}).get(job, "all")
+
+
+def _takes(mode: Mode, install: Install) -> bool:
+    """Whether an install of a job goes where ``mode`` says the group sees the job."""
+    return mode == "all" or (mode == "exec") == (install.container is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -565,11 +577,12 @@ def _infer(files: _Files, dockerfiles: list[str], workflows: list[str]) -> list[
         for job in workflow.jobs:
             if not any(step.installs or step.scripts for step in job.steps):
                 continue
-            for name in _images_of(workflow, job, callers.get(path, []), kinds, groups):
+            for name, mode in _images_of(files, workflow, job, callers.get(path, []), kinds,
+                                         groups):
                 group = groups[name]
                 if path not in group.workflows:
                     group.workflows.append(path)
-                group.jobs.setdefault(path, set()).add(job.id)
+                group.jobs.setdefault(path, {})[job.id] = mode
                 named = hardware(_job_text(path, job)) is not None
                 for caller, by in callers.get(path, []):
                     if caller in group.callers or caller == path:
@@ -579,30 +592,48 @@ def _infer(files: _Files, dockerfiles: list[str], workflows: list[str]) -> list[
     return list(groups.values())
 
 
-def _images_of(workflow: Workflow, job: Job, callers: list[tuple[str, Job]],
-               kinds: dict[str, str | None], groups: dict[str, PinGroup]) -> list[str]:
-    """The groups a job installs into: its image's, or a group of its own (shared with the
-    jobs whose `if:` is complementary to its own)."""
+def _images_of(files: _Files, workflow: Workflow, job: Job, callers: list[tuple[str, Job]],
+               kinds: dict[str, str | None], groups: dict[str, PinGroup],
+               ) -> list[tuple[str, Mode]]:
+    """The groups a job installs into, with what of it each takes.
+
+    A job in a `container:` installs into the image of its hardware. A job on the runner
+    itself installs there, into no known image: a group of its own (shared with the jobs whose
+    `if:` is complementary to its own); only what it sends into a container with `docker exec`
+    goes to the image of its hardware. A hosted runner's job is always a group of its own.
+    """
     path = workflow.path
-    found: list[str | None] = []
-    if job.container is not None or not _HOSTED.search(job.runs_on):
+    sent = [i.container is not None for step in job.steps
+            for i in (*step.installs, *(i for _, i in files.run_scripts(step.scripts, set())))]
+    images: list[str] = []
+    if (job.container is not None or any(sent)) and not (
+            job.container is None and _HOSTED.search(job.runs_on)):
         kind = hardware(_job_text(path, job))
         wanted: set[str | None] = {kind}
         if kind is None and callers:
             wanted = {hardware(_job_text(p, c)) for p, c in callers}
         found = [_image(k, kinds) for k in sorted(wanted, key=str)]
-    names = [name for name in found if name is not None]
-    if names:
-        return list(dict.fromkeys(names))
-    name = f"{path} / {job.id}"
+        images = list(dict.fromkeys(name for name in found if name is not None))
+    if images and job.container is not None:
+        return [(name, "all") for name in images]
+    out: list[tuple[str, Mode]] = [(name, "exec") for name in images]
+    if not images or not all(sent):
+        out.append((_own(workflow, job, groups), "host" if images else "all"))
+    return out
+
+
+def _own(workflow: Workflow, job: Job, groups: dict[str, PinGroup]) -> str:
+    """The group of a job that installs into no known image."""
+    path = workflow.path
     for other in workflow.jobs:  # jobs that are alternatives of each other stay together
         key = f"{path} / {other.id}"
         if other.condition and job.condition and key in groups and \
                 complementary(other.condition, job.condition):
-            return [key]
+            return key
+    name = f"{path} / {job.id}"
     kind = hardware(" ".join([job.runs_on, job.container or "", posixpath.basename(path)]))
     groups[name] = PinGroup(name, "inferred", kind == "rocm", [], [], kind=kind)
-    return [name]
+    return name
 
 
 def _job_text(path: str, job: Job) -> str:
@@ -643,9 +674,9 @@ def _installs(files: _Files, group: PinGroup) -> Iterable[Install]:
         if parsed is not None:
             yield from parsed.installs
             yield from (i for _, i in files.run_scripts(parsed.scripts, set()))
-    for step in _steps(files, group):
-        yield from step.installs
-        yield from (i for _, i in files.run_scripts(step.scripts, set()))
+    for step, mode in _steps(files, group):
+        yield from (i for i in step.installs if _takes(mode, i))
+        yield from (i for _, i in files.run_scripts(step.scripts, set()) if _takes(mode, i))
     for path, script in _roots(files, group):
         yield from script.installs
         yield from (i for _, i in files.run_scripts(script.scripts, {path}))
@@ -657,14 +688,15 @@ def _roots(files: _Files, group: PinGroup) -> list[tuple[str, _Script]]:
     return [(path, script) for path, script in parsed if script is not None]
 
 
-def _steps(files: _Files, group: PinGroup) -> Iterable[Step]:
-    """The steps of the group's jobs."""
+def _steps(files: _Files, group: PinGroup) -> Iterable[tuple[Step, Mode]]:
+    """The steps of the group's jobs, with what of each the group takes."""
     for path in group.workflows:
         workflow = files.workflow(path)
         if workflow is not None:
             for job in workflow.jobs:
                 if group.runs(path, job.id):
-                    yield from job.steps
+                    mode = group.mode(path, job.id)
+                    yield from ((step, mode) for step in job.steps)
 
 
 def _join_scripts(files: _Files, group: PinGroup, envs: set[str]) -> None:
@@ -675,7 +707,7 @@ def _join_scripts(files: _Files, group: PinGroup, envs: set[str]) -> None:
         parsed = files.dockerfile(path)
         if parsed is not None:
             files.run_scripts(parsed.scripts, seen, envs)
-    for step in _steps(files, group):
+    for step, _ in _steps(files, group):
         files.run_scripts(step.scripts, seen, envs)
     for _, script in _roots(files, group):
         files.run_scripts(script.scripts, seen, envs)
@@ -841,12 +873,16 @@ class _Group:
         return names
 
     def _with_scripts(self, location: Location, installs: Iterable[Install],
-                      scripts: Iterable[FileRef]) -> list[tuple[Location, Install]]:
-        """A place's own installs, then those of the scripts it runs (each its own column)."""
-        out = [(location, install) for install in installs]
+                      scripts: Iterable[FileRef], mode: Mode = "all",
+                      ) -> list[tuple[Location, Install]]:
+        """A place's own installs, then those of the scripts it runs (each its own column);
+        of a job, only those ``mode`` takes."""
+        out = [(location, install) for install in installs if _takes(mode, install)]
         columns: dict[str, Location] = {}
         runner: Kind = "dockerfile" if location.kind == "dockerfile" else "workflow"
         for path, install in self.files.run_scripts(scripts, set()):
+            if not _takes(mode, install):
+                continue
             if path not in columns:
                 label = f"{path} (run by {location.label})"
                 columns[path] = Location("script", path, label, location.step, location.line,
@@ -901,10 +937,12 @@ class _Group:
                     f"{posixpath.basename(workflow.path)} / {job.id} / {step.name}",
                     step.name, step.line,
                 )
-                self.locations.append(location)
-                installs = self._with_scripts(location, step.installs, step.scripts)
+                at = len(self.locations)
+                installs = self._with_scripts(location, step.installs, step.scripts,
+                                              self.group.mode(workflow.path, job.id))
                 if not installs:
                     continue
+                self.locations.insert(at, location)
                 names = self._installed(installs)
                 self.via[location] = names
                 path = _Path(f"step `{step.name}`", workflow.path, installs, names, job.id,

@@ -32,6 +32,7 @@ on:
 jobs:
   test:
     runs-on: [self-hosted, mi350]
+    container: rocm/sgl-dev:latest
     steps:
 """
 
@@ -83,13 +84,13 @@ def test_pinned_in_the_image_and_in_one_alternative_step_only_is_pin003(tmp_path
         "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
         ".github/workflows/_run-ci-rocm.yml": workflow(ALTERNATIVES),
     })
-    assert found(snap) == [("PIN003", ".github/workflows/_run-ci-rocm.yml", 18)]
+    assert found(snap) == [("PIN003", ".github/workflows/_run-ci-rocm.yml", 19)]
     hit = only(snap, "PIN003")
     assert hit.severity is Severity.ERROR
     assert "`numba`" in hit.message and "step `Install (full)`" in hit.message
     assert "step `Install (miles only)`" in hit.message
     assert "`docker/Dockerfile.rocm:3`" in hit.message
-    assert hit.fix == 'add `"numba==0.65.1"` to the step `Install (miles only)`, line 18'
+    assert hit.fix == 'add `"numba==0.65.1"` to the step `Install (miles only)`, line 19'
     assert "`docker/Dockerfile.rocm:3`: `numba==0.65.1`" in hit.details
 
 
@@ -102,12 +103,12 @@ def test_different_versions_are_pin001(tmp_path: Path) -> None:
         """),
     })
     hit = only(snap, "PIN001")
-    assert (hit.path, hit.line, hit.severity) == (".github/workflows/ci-rocm.yml", 11, Severity.ERROR)
+    assert (hit.path, hit.line, hit.severity) == (".github/workflows/ci-rocm.yml", 12, Severity.ERROR)
     assert "`0.64.0`" in hit.message and "`0.65.1`" in hit.message
     assert "step `Install`" in hit.message
     assert hit.fix == (
-        'use `"numba==0.65.1"` in the step `Install`, line 11, as `docker/Dockerfile.rocm:3` does')
-    assert found(snap) == [("PIN001", ".github/workflows/ci-rocm.yml", 11)]
+        'use `"numba==0.65.1"` in the step `Install`, line 12, as `docker/Dockerfile.rocm:3` does')
+    assert found(snap) == [("PIN001", ".github/workflows/ci-rocm.yml", 12)]
 
 
 def test_pinned_in_the_image_unpinned_in_the_workflow_is_pin002(tmp_path: Path) -> None:
@@ -120,12 +121,12 @@ def test_pinned_in_the_image_unpinned_in_the_workflow_is_pin002(tmp_path: Path) 
                 pip install numba
         """),
     })
-    assert found(snap) == [("PIN002", ".github/workflows/ci-rocm.yml", 12)]  # one per package
+    assert found(snap) == [("PIN002", ".github/workflows/ci-rocm.yml", 13)]  # one per package
     message = only(snap, "PIN002").message
-    assert "installed `>=0.60` at step `Install` (`.github/workflows/ci-rocm.yml:12`); " \
-        "unpinned at step `Install` (`.github/workflows/ci-rocm.yml:13`)" in message
+    assert "installed `>=0.60` at step `Install` (`.github/workflows/ci-rocm.yml:13`); " \
+        "unpinned at step `Install` (`.github/workflows/ci-rocm.yml:14`)" in message
     assert only(snap, "PIN002").fix == (
-        'pin it here too: `"numba==0.65.1"` in the step `Install`, line 12 '
+        'pin it here too: `"numba==0.65.1"` in the step `Install`, line 13 '
         "(and at the other places listed)"
     )
 
@@ -139,8 +140,8 @@ def test_the_workflow_pins_something_the_image_never_installs_is_pin004(tmp_path
         """),
     })
     assert found(snap) == [
-        ("PIN004", ".github/workflows/ci-rocm.yml", 11),
-        ("PIN004", ".github/workflows/ci-rocm.yml", 11),
+        ("PIN004", ".github/workflows/ci-rocm.yml", 12),
+        ("PIN004", ".github/workflows/ci-rocm.yml", 12),
     ]
     messages = sorted(f.message for f in analyze_pins(snap, None).findings)
     assert "excludes `0.65.1`" in messages[0]
@@ -182,16 +183,16 @@ def test_requirements_drift_is_pin005(tmp_path: Path) -> None:
         """),
     })
     assert found(snap) == [
-        ("PIN005", ".github/workflows/ci-rocm.yml", 10),
+        ("PIN005", ".github/workflows/ci-rocm.yml", 11),
         ("PIN005", "requirements-rocm.txt", 2),
         ("PIN005", "requirements-rocm.txt", 4),
     ]
     hits = {f.line: f for f in analyze_pins(snap, None).findings}
-    assert "installed unpinned" in hits[10].message
-    assert "requirements-rocm.txt:3" in hits[10].message
+    assert "installed unpinned" in hits[11].message
+    assert "requirements-rocm.txt:3" in hits[11].message
     assert "excludes `1.0.5`" in hits[4].message
-    assert hits[10].fix == ('pin it here too: `"zstandard==0.23.0"` in the step '
-                            '`Run pip install zstandard "polars==1.2"`, line 10')
+    assert hits[11].fix == ('pin it here too: `"zstandard==0.23.0"` in the step '
+                            '`Run pip install zstandard "polars==1.2"`, line 11')
     assert hits[2].fix == 'use `"numba==0.65.1"` at line 2, as `docker/Dockerfile.rocm:4` does'
 
 
@@ -346,7 +347,8 @@ def test_inferred_groups_are_images_and_the_jobs_that_run_in_them(tmp_path: Path
         ".github/workflows/lint.yaml": "jobs: {}\n",
     }, {"pins": {"exclude": ["tests/**"]}})
     groups = {str(g["name"]): g for g in describe_groups(snap)}
-    assert sorted(groups) == [".github/workflows/pr-test.yml / unit", "cuda",
+    assert sorted(groups) == [".github/workflows/pr-test.yml / gpu",  # on the runner itself
+                              ".github/workflows/pr-test.yml / unit", "cuda",
                               "docker/Dockerfile.rocm_mi350", "npu", "rocm"]
     assert groups["rocm"] == {
         "name": "rocm", "source": "inferred", "rocm": True,
@@ -358,7 +360,7 @@ def test_inferred_groups_are_images_and_the_jobs_that_run_in_them(tmp_path: Path
         "callers": [".github/workflows/pr-test-amd.yml"],
         "install_paths": ["_shared.yml / x / Run bash scripts/ci/amd/install.sh"],
     }
-    assert groups["cuda"]["workflows"] == [".github/workflows/pr-test.yml"]
+    assert groups["cuda"]["workflows"] == []
     assert groups["cuda"]["requirements"] == []  # only the CPU job installs it
     assert groups[".github/workflows/pr-test.yml / unit"]["requirements"] == ["requirements-cpu.txt"]
     assert groups["npu"]["workflows"] == [".github/workflows/pr-test-npu.yml"]
@@ -426,7 +428,7 @@ def test_configured_groups_replace_the_inferred_ones(tmp_path: Path) -> None:
         ("amd-rocm", "config", True), ("gpu", "config", False),
     ]
     assert found(snap) == [
-        ("PIN001", ".github/workflows/gpu.yml", 10),
+        ("PIN001", ".github/workflows/gpu.yml", 11),
         ("PIN005", "reqs/ci.txt", 1),
     ]
     assert analyze_pins(snap, {"reqs/ci.txt"}).environment == frozenset(
@@ -461,12 +463,13 @@ def test_analyze_reports_a_finding_only_when_one_of_its_places_changed(tmp_path:
         "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
         ".github/workflows/_run-ci-rocm.yml": workflow(ALTERNATIVES),
         "Dockerfile": 'FROM x\nRUN pip install "a==1"\n',
-        ".github/workflows/ci.yml": "jobs:\n  a:\n    steps:\n      - run: pip install a==2\n",
+        ".github/workflows/ci.yml": "jobs:\n  a:\n    container: x\n    steps:\n"
+                                    "      - run: pip install a==2\n",
     })
     everything = found(snap)
     assert everything == [
-        ("PIN001", ".github/workflows/ci.yml", 4),
-        ("PIN003", ".github/workflows/_run-ci-rocm.yml", 18),
+        ("PIN001", ".github/workflows/ci.yml", 5),
+        ("PIN003", ".github/workflows/_run-ci-rocm.yml", 19),
     ]
     assert found(snap, {"docker/Dockerfile.rocm"}) == [everything[1]]
     assert found(snap, {".github/workflows/_run-ci-rocm.yml"}) == [everything[1]]
@@ -754,7 +757,8 @@ def test_direct_references_compare_by_url(tmp_path: Path) -> None:
 
 def test_a_workflow_in_two_groups_is_reported_once(tmp_path: Path) -> None:
     shared = workflow(ALTERNATIVES).replace("ROCm CI", "Shared").replace(
-        "[self-hosted, mi350]", "${{ inputs.runner }}")
+        "[self-hosted, mi350]", "${{ inputs.runner }}").replace(
+        "rocm/sgl-dev:latest", "${{ inputs.image }}")
     snap = snapshot(tmp_path, {
         "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
         "docker/Dockerfile": DOCKERFILE_ROCM.replace("rocm/sgl-dev", "lmsysorg/sglang"),
@@ -770,7 +774,7 @@ def test_a_workflow_in_two_groups_is_reported_once(tmp_path: Path) -> None:
     assert groups["rocm"]["workflows"] == [".github/workflows/_shared.yml"]
     assert groups["default"]["workflows"] == [".github/workflows/_shared.yml"]
     assert groups["default"]["hardware"] is None
-    assert found(snap) == [("PIN003", ".github/workflows/_shared.yml", 18)]
+    assert found(snap) == [("PIN003", ".github/workflows/_shared.yml", 19)]
     assert groups["default"]["callers"] == [".github/workflows/pr.yml"]
     assert ".github/workflows/pr.yml" not in analyze_pins(snap, None).environment
 
@@ -861,6 +865,7 @@ def test_scripts_are_install_paths_of_what_runs_them(tmp_path: Path) -> None:
 jobs:
   test:
     runs-on: linux-mi300-gpu-1
+    container: rocm/sgl-dev:1
     steps:
       - run: bash scripts/ci/conda.sh
       - run: bash scripts/missing.sh && bash scripts/ci/bad.sh
@@ -881,8 +886,8 @@ jobs:
     assert found(snap) == [
         ("PIN001", "docker/nested.sh", 1),  # run by the image
         ("PIN001", "scripts/ci/inner.sh", 1),  # in the environment conda.sh makes
-        ("PIN002", ".github/workflows/ci-rocm.yml", 10),
-        ("PIN004", ".github/workflows/ci-rocm.yml", 12),
+        ("PIN002", ".github/workflows/ci-rocm.yml", 11),
+        ("PIN004", ".github/workflows/ci-rocm.yml", 13),
         ("REG004", "scripts/ci/bad.sh", 1),
     ]
     nested = analyze_pins(snap, None).findings[0]
@@ -898,7 +903,7 @@ jobs:
         "(and at the other places listed)"
     (same,) = [f for f in analyze_pins(snap, {".github/workflows/ci-rocm.yml"}).findings
                if f.rule == "PIN002"]
-    assert (same.path, same.line) == (".github/workflows/ci-rocm.yml", 10)
+    assert (same.path, same.line) == (".github/workflows/ci-rocm.yml", 11)
 
 
 def test_git_refs_are_named_for_what_they_are(tmp_path: Path) -> None:
@@ -918,3 +923,28 @@ def test_git_refs_are_named_for_what_they_are(tmp_path: Path) -> None:
     (npu,) = analyze_pins(snap, {"docker/npu.Dockerfile"}).findings
     assert (npu.path, npu.line) == ("docker/npu.Dockerfile", 2)
     assert npu.fix == "use `@1234abc` on line 2, as `docker/Dockerfile` does"
+
+
+def test_a_job_on_the_runner_sends_only_its_docker_exec_installs_into_the_image(
+    tmp_path: Path,
+) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/rocm.Dockerfile": DOCKERFILE_ROCM,
+        "scripts/ci/amd/install.sh": """
+            pip install "huggingface-hub==0.30.0"
+            docker exec ci_sglang pip install "numba==0.64.0"
+        """,
+        ".github/workflows/pr-test-amd.yml": """
+jobs:
+  unit:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - run: bash scripts/ci/amd/install.sh
+      - run: pip install "pytest==8.3.3"
+""",
+    })
+    groups = {str(g["name"]): g for g in describe_groups(snap)}
+    assert sorted(groups) == [".github/workflows/pr-test-amd.yml / unit", "rocm"]
+    assert groups["rocm"]["install_paths"] == ["pr-test-amd.yml / unit / Run bash scripts/ci/amd/install.sh"]
+    # huggingface-hub and pytest go to the runner's own environment: never PIN004 against the image
+    assert found(snap) == [("PIN001", "scripts/ci/amd/install.sh", 2)]
