@@ -270,6 +270,7 @@ class _Reader:
         words = _exec_form(script.strip())
         exec_form = words is not None
         script = _exec_script(words) if words is not None else self._heredoc(script, start, end)
+        script = _commands_expanded(script, stage.values())
         if "pip" not in script and ".sh" not in script:
             return
 
@@ -329,6 +330,24 @@ class _Reader:
                 if path != ".." and not path.startswith("../") and path not in out:
                     out.append(path)
         return tuple(out)
+
+
+def _commands_expanded(script: str, values: Mapping[str, str | None]) -> str:
+    """The script with `$PIP_INSTALL`-like variables expanded: an `ARG`/`ENV` whose value is
+    a one-line `pip install` command, used as the command (other variables stay for later)."""
+    if "$" not in script:
+        return script
+    commands = {k: v for k, v in values.items() if v and "pip" in v and "\n" not in v}
+    if not commands:
+        return script
+
+    def one(m: re.Match[str]) -> str:
+        name = m["braced"] or m["plain"]
+        if m["op"] is None and name in commands:
+            return commands[name] or ""
+        return m.group(0)
+
+    return _VAR.sub(one, script)
 
 
 def _exec_form(value: str) -> list[str] | None:

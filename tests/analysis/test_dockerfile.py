@@ -328,3 +328,20 @@ def test_scripts_a_run_starts_map_back_through_copy_and_bases_are_kept() -> None
         ("/tmp/install.sh", 4, ("docker/install.sh",)),
         ("./scripts/setup.sh", 8, ("scripts/setup.sh",)),
     ]
+
+
+def test_a_variable_holding_the_pip_command_is_expanded() -> None:
+    parsed = parse(
+        """
+        FROM x
+        ARG PIP_INSTALL="python3 -m pip install --no-cache-dir"
+        ARG V=2.10.0
+        ARG MULTI="pip
+        RUN ${PIP_INSTALL} "torchaudio==${V}" && \\
+            $PIP_INSTALL a==1 ${NONE:-b} && echo ${PIP_INSTALL:-x}
+        RUN echo $V
+        """
+    )
+    assert [specs(i) for i in parsed.installs] == [
+        [("torchaudio==2.10.0", 5)], [("a==1", 6), ("b", 6)],
+    ]
