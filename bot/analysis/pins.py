@@ -606,12 +606,14 @@ def _images_of(files: _Files, workflow: Workflow, job: Job, callers: list[tuple[
     sent = [i.container is not None for step in job.steps
             for i in (*step.installs, *(i for _, i in files.run_scripts(step.scripts, set())))]
     images: list[str] = []
-    if (job.container is not None or any(sent)) and not (
-            job.container is None and _HOSTED.search(job.runs_on)):
+    hosted = _HOSTED.search(job.runs_on) is not None
+    if (job.container is not None or any(sent)) and not (job.container is None and hosted):
         kind = hardware(_job_text(path, job))
         wanted: set[str | None] = {kind}
         if kind is None and callers:
             wanted = {hardware(_job_text(p, c)) for p, c in callers}
+        if hosted:  # a hosted runner's container (`python:3.12`) is the image it names only
+            wanted.discard(None)
         found = [_image(k, kinds) for k in sorted(wanted, key=str)]
         images = list(dict.fromkeys(name for name in found if name is not None))
     if images and job.container is not None:

@@ -948,3 +948,21 @@ jobs:
     assert groups["rocm"]["install_paths"] == ["pr-test-amd.yml / unit / Run bash scripts/ci/amd/install.sh"]
     # huggingface-hub and pytest go to the runner's own environment: never PIN004 against the image
     assert found(snap) == [("PIN001", "scripts/ci/amd/install.sh", 2)]
+
+
+def test_a_hosted_job_in_a_generic_container_is_no_image_of_the_repository(
+    tmp_path: Path,
+) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile": 'FROM nvidia/cuda\nRUN pip install "numba==0.65.1"\n',
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/lint.yml": "jobs:\n  lint:\n    runs-on: ubuntu-latest\n"
+                                      "    container: python:3.12\n    steps:\n"
+                                      "      - run: pip install 'numba==0.60.0'\n"
+                                      "  amd:\n    runs-on: ubuntu-22.04\n"
+                                      "    container: rocm/sgl-dev:latest\n    steps:\n"
+                                      "      - run: pip install 'numba==0.61.0'\n",
+    })
+    groups = {str(g["name"]): g for g in describe_groups(snap)}
+    assert sorted(groups) == [".github/workflows/lint.yml / lint", "cuda", "rocm"]
+    assert found(snap) == [("PIN001", ".github/workflows/lint.yml", 11)]  # the ROCm container
