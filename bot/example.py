@@ -109,6 +109,7 @@ on:
 jobs:
   test:
     runs-on: [self-hosted, mi350]
+    container: rocm/sgl-dev:latest
     steps:
       - name: Install (full)
         if: ${{ !inputs.skip_dependency_install }}

@@ -144,11 +144,9 @@ def test_config_shows_the_pin_groups_it_inferred(
     assert groups["pin_groups"] == [
         {"name": "rocm", "source": "inferred", "rocm": True,
          "dockerfiles": ["docker/Dockerfile.rocm"], "workflows": [".github/workflows/_run-ci-rocm.yml"],
-         "requirements": [],
+         "requirements": [], "scripts": [], "hardware": "rocm", "callers": [],
          "install_paths": ["_run-ci-rocm.yml / test / Install (full)",
                            "_run-ci-rocm.yml / test / Install (miles only)"]},
-        {"name": "default", "source": "inferred", "rocm": False, "dockerfiles": [],
-         "workflows": [".github/workflows/pr-test.yml"], "requirements": [], "install_paths": []},
     ]
 
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from dockerfile_parse import DockerfileParser
 from dockerfile_parse.util import WordSplitter
 
-from bot.analysis.requirements import Install, install_from
-from bot.analysis.shell import newlines_before, pip_installs
+from bot.analysis.requirements import FileRef, Install, install_from
+from bot.analysis.shell import newlines_before, pip_installs, script_runs
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,8 @@ class Dockerfile:
     stages: int
     copies: tuple[Copy, ...] = ()  # every stage's, from the build context only
     env: tuple[tuple[str, str | None], ...] = ()  # `ENV` of the final stage, as the image has it
+    scripts: tuple[FileRef, ...] = ()  # repository shell scripts a `RUN` runs (through COPY)
+    bases: tuple[str, ...] = ()  # the `FROM` images, variables substituted
 
 
 def _words(value: str) -> list[str]:
@@ -152,7 +154,8 @@ def parse_dockerfile(path: str, text: str) -> Dockerfile:
             log.debug("%s:%s: instruction skipped", path, instruction["startline"] + 1,
                       exc_info=True)
     env = tuple(reader.stage.envs.items()) if reader.stage is not None else ()
-    return Dockerfile(path, tuple(reader.installs), reader.stage_count, tuple(reader.copies), env)
+    return Dockerfile(path, tuple(reader.installs), reader.stage_count, copies=tuple(reader.copies),
+                      env=env, scripts=tuple(reader.scripts), bases=tuple(reader.bases))
 
 
 class _Reader:
@@ -166,6 +169,8 @@ class _Reader:
         self.stage_count = 0
         self.copies: list[Copy] = []
         self.installs: list[Install] = []
+        self.scripts: list[FileRef] = []
+        self.bases: list[str] = []
         self.skip_until = -1
         folder = posixpath.dirname(path)
         roots = ["."]
@@ -192,6 +197,8 @@ class _Reader:
         words = [w for w in value.split() if not w.startswith("--")]
         image = substitute(words[0], self.globals).lower() if words else ""
         base = self.named.get(image)
+        if base is None and image:
+            self.bases.append(image)
         self.stage = _Stage(envs=dict(base.envs), workdir=base.workdir, copies=list(base.copies)) \
             if base is not None else _Stage()
         self.stage_count += 1
@@ -268,7 +275,8 @@ class _Reader:
         words = _exec_form(script.strip())
         exec_form = words is not None
         script = _exec_script(words) if words is not None else self._heredoc(script, start, end)
-        if "pip" not in script:
+        script = _commands_expanded(script, stage.values())
+        if "pip" not in script and ".sh" not in script:
             return
 
         newline = newlines_before(script)
@@ -282,10 +290,13 @@ class _Reader:
         def resolve(text: str) -> tuple[str, ...]:
             return self._resolve(text, stage.workdir, copies)
 
-        for cmd in pip_installs(script):
+        for cmd in pip_installs(script) if "pip" in script else ():
             self.installs.append(
                 install_from(cmd, line_of, lambda t: substitute(t, values), resolve)
             )
+        for word in script_runs(script):
+            text = substitute(word.text, values)
+            self.scripts.append(FileRef(text, line_of(word.start), False, resolve(text)))
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -324,6 +335,24 @@ class _Reader:
                 if path != ".." and not path.startswith("../") and path not in out:
                     out.append(path)
         return tuple(out)
+
+
+def _commands_expanded(script: str, values: Mapping[str, str | None]) -> str:
+    """The script with `$PIP_INSTALL`-like variables expanded: an `ARG`/`ENV` whose value is
+    a one-line `pip install` command, used as the command (other variables stay for later)."""
+    if "$" not in script:
+        return script
+    commands = {k: v for k, v in values.items() if v and "pip" in v and "\n" not in v}
+    if not commands:
+        return script
+
+    def one(m: re.Match[str]) -> str:
+        name = m["braced"] or m["plain"]
+        if m["op"] is None and name in commands:
+            return commands[name] or ""
+        return m.group(0)
+
+    return _VAR.sub(one, script)
 
 
 def _exec_form(value: str) -> list[str] | None:

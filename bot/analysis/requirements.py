@@ -126,6 +126,18 @@ def parse_spec(text: str) -> Spec:
     )
 
 
+def parse_editable(text: str) -> Spec:
+    """The target of `-e`: a VCS URL (or `name @ url`) as usual, anything else a local path.
+
+    pip accepts only a path or a VCS URL after `-e`, so a bare `python` or `"python[all]"`
+    there is the folder `python` of the working directory, never a package of that name.
+    """
+    spec = parse_spec(text)
+    if spec.kind in ("named", "invalid") and not spec.url:
+        return Spec(spec.text, "local")
+    return spec
+
+
 def _is_local(text: str) -> bool:
     """A path, a wheel or an archive URL: something that is not a named requirement."""
     if _NAME_AT.match(text):  # `name @ url`: a named requirement with a direct reference
@@ -195,6 +207,7 @@ class Entry:
 
     spec: Spec
     line: int
+    folders: tuple[str, ...] = ()  # repository folders a bare name may be (`pip install python`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +229,7 @@ class Install:
     entries: tuple[Entry, ...]
     files: tuple[FileRef, ...]
     flags: tuple[str, ...] = ()
+    container: str | None = None  # installed into this container (`docker exec`)
 
 
 def install_from(
@@ -226,8 +240,13 @@ def install_from(
 ) -> Install:
     """An :class:`Install` from a parsed command, with variables substituted and files found."""
 
-    def entry(word: Word) -> Entry:
-        return Entry(parse_spec(substitute(word.text)), line_of(word.start))
+    def entry(word: Word, editable: bool = False) -> Entry:
+        text = substitute(word.text)
+        spec = parse_editable(text) if editable else parse_spec(text)
+        folders: tuple[str, ...] = ()
+        if spec.kind == "named" and not spec.specifier and not spec.url:
+            folders = resolve(text.split("[", 1)[0].strip())
+        return Entry(spec, line_of(word.start), folders)
 
     def ref(word: Word, constraint: bool) -> FileRef:
         text = substitute(word.text)
@@ -236,10 +255,12 @@ def install_from(
     return Install(
         line=line_of(cmd.start),
         tool=cmd.tool,
-        entries=tuple(entry(w) for w in (*cmd.specs, *cmd.editables)),
+        entries=tuple([*(entry(w) for w in cmd.specs),
+                       *(entry(w, editable=True) for w in cmd.editables)]),
         files=tuple([*(ref(w, False) for w in cmd.requirements),
                      *(ref(w, True) for w in cmd.constraints)]),
         flags=cmd.flags,
+        container=cmd.container,
     )
 
 
@@ -277,7 +298,7 @@ def parse_requirements(path: str, text: str) -> RequirementsFile:
                 files.append(FileRef(value, line, _FILE_OPTIONS[option],
                                      relative_candidates(folder, value)))
             elif option in ("-e", "--editable") and value:
-                entries.append(Entry(parse_spec(value), line))
+                entries.append(Entry(parse_editable(value), line))
             continue
         cut = _OPTION_TAIL.search(content)
         spec = content[: cut.start()] if cut else content

@@ -8,7 +8,7 @@ import logging
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,7 @@ class PipCommand:
     constraints: tuple[Word, ...]  # `-c FILE`
     editables: tuple[Word, ...]  # `-e TARGET`
     flags: tuple[str, ...]  # every option given, without its value (`--no-deps`, `-i`)
+    container: str | None = None  # `docker exec CONTAINER pip install`: where it installs
 
 
 # Options of `pip install` and `uv pip install` that take a value (the next word, or `=value`).
@@ -76,21 +77,35 @@ def newlines_before(text: str) -> Callable[[int], int]:
     return lambda pos: bisect.bisect_left(breaks, pos)
 
 
+_FUNCTION = re.compile(r"(?m)^[ \t]*(?:function[ \t]+([A-Za-z_][\w:-]*)|([A-Za-z_][\w:-]*)[ \t]*\(\))")
+
+
 def pip_installs(script: str) -> list[PipCommand]:
-    """Every `pip install` command in a shell script, in order; never raises."""
-    return _installs(script, 0, 0)
+    """Every `pip install` command in a shell script, in order; never raises.
+
+    A function the script defines may wrap a command (`retry docker exec c pip install x`):
+    its name is skipped like `sudo`. A command sent into a container with `docker exec`
+    (also as `docker exec c bash -c "..."`) keeps the container's name.
+    """
+    wrappers = frozenset(a or b for a, b in _FUNCTION.findall(script)) if "(" in script or \
+        "function" in script else frozenset()
+    return _installs(script, 0, 0, wrappers, None)
 
 
-def _installs(script: str, offset: int, depth: int) -> list[PipCommand]:
+def _installs(script: str, offset: int, depth: int, wrappers: frozenset[str],
+              container: str | None) -> list[PipCommand]:
     out: list[PipCommand] = []
     for words in commands(script):
-        inner = _shell_c(words, script)
+        inner = _shell_c(words, script, wrappers)
         if inner is not None and depth < MAX_DEPTH:
             text, start = inner
-            out.extend(_installs(text, offset + start, depth + 1))
+            out.extend(_installs(text, offset + start, depth + 1, wrappers,
+                                 container or _container(words, wrappers)))
             continue
-        found = parse_pip(words)
+        found = parse_pip(words, wrappers)
         if found is not None:
+            if container is not None and found.container is None:
+                found = replace(found, container=container)
             out.append(_shift(found, offset) if offset else found)
     return out
 
@@ -101,13 +116,14 @@ def _shift(cmd: PipCommand, offset: int) -> PipCommand:
 
     return PipCommand(
         cmd.start + offset, cmd.tool, move(cmd.specs), move(cmd.requirements),
-        move(cmd.constraints), move(cmd.editables), cmd.flags,
+        move(cmd.constraints), move(cmd.editables), cmd.flags, cmd.container,
     )
 
 
-def _shell_c(words: list[Word], script: str) -> tuple[str, int] | None:
+def _shell_c(words: list[Word], script: str,
+             wrappers: frozenset[str] = frozenset()) -> tuple[str, int] | None:
     """The script of `bash -c "..."`, with its offset, when the command is one."""
-    i = _command_index(words)
+    i = _command_index(words, wrappers)
     if i + 2 >= len(words) or words[i].text.rsplit("/", 1)[-1] not in _SHELLS:
         return None
     option = words[i + 1].text
@@ -254,13 +270,14 @@ def shlex_words(text: str, offset: int) -> list[Word]:
     return words
 
 
-def _command_index(words: list[Word]) -> int:
-    """The index of the word that names the command, after `sudo -E`, `env X=1` and the like."""
+def _command_index(words: list[Word], wrappers: frozenset[str] = frozenset()) -> int:
+    """The index of the word that names the command, after `sudo -E`, `env X=1` and the like
+    (and after a wrapper function of the script: ``wrappers``)."""
     i = 0
     wrapped = False
     while i < len(words):
         text = words[i].text
-        if text in _PREFIXES:
+        if text in _PREFIXES or text in wrappers:
             wrapped = wrapped or text in ("sudo", "env", "nice", "time", "xargs")
         elif text == "case":  # `case WORD in PATTERN) command`
             while i < len(words) and words[i].text != "in":
@@ -279,6 +296,42 @@ def _command_index(words: list[Word]) -> int:
     return i
 
 
+def _container(words: list[Word], wrappers: frozenset[str]) -> str | None:
+    """The container a command runs in: `docker exec [options] CONTAINER ...`."""
+    end = _command_index(words, wrappers)
+    for k in range(min(end, len(words)) - 1):
+        if words[k].text == "docker" and words[k + 1].text == "exec":
+            at = _after_docker_exec(words, k + 2) - 1
+            if at < len(words):
+                return words[at].text
+    return None
+
+
+def script_runs(script: str) -> list[Word]:
+    """The shell scripts a script runs: `bash x.sh`, `sh -e x.sh`, `./x.sh`, `source x.sh`."""
+    if ".sh" not in script:
+        return []
+    out: list[Word] = []
+    for words in commands(script):
+        i = _command_index(words)
+        if i >= len(words):
+            continue
+        name = words[i].text
+        target: Word | None = None
+        if name.rsplit("/", 1)[-1] in _SHELLS or name in ("source", "."):
+            j = i + 1
+            while j < len(words) and words[j].text.startswith("-") and \
+                    not words[j].text.endswith("c"):
+                j += 1
+            if j < len(words) and not words[j].text.startswith("-"):
+                target = words[j]
+        elif "/" in name or name.endswith(".sh"):
+            target = words[i]
+        if target is not None and target.text.endswith(".sh"):
+            out.append(target)
+    return out
+
+
 def _after_docker_exec(words: list[Word], i: int) -> int:
     """The index after `docker exec [options] CONTAINER`."""
     while i < len(words) and words[i].text.startswith("-"):
@@ -287,9 +340,9 @@ def _after_docker_exec(words: list[Word], i: int) -> int:
     return i + 1
 
 
-def parse_pip(words: list[Word]) -> PipCommand | None:
+def parse_pip(words: list[Word], wrappers: frozenset[str] = frozenset()) -> PipCommand | None:
     """The `pip install` a simple command runs, if it runs one."""
-    i = _command_index(words)
+    i = _command_index(words, wrappers)
     if i >= len(words):
         return None
     first = words[i]
@@ -311,7 +364,9 @@ def parse_pip(words: list[Word]) -> PipCommand | None:
         j += 1
     if j >= len(words) or words[j].text != "install":
         return None
-    return _arguments(first.start, tool, words[j + 1:])
+    found = _arguments(first.start, tool, words[j + 1:])
+    container = _container(words, wrappers)
+    return found if container is None else replace(found, container=container)
 
 
 def _arguments(start: int, tool: str, words: list[Word]) -> PipCommand:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 
 import yaml
 
-from bot.analysis.requirements import Install, install_from, relative_candidates
-from bot.analysis.shell import PipCommand, Word, newlines_before, pip_installs
+from bot.analysis.requirements import FileRef, Install, install_from, relative_candidates
+from bot.analysis.shell import PipCommand, Word, newlines_before, pip_installs, script_runs
 from bot.analysis.source import Unreadable
 from config.yamlload import ExpansionError, check_expansion
 from config.yamlload import Loader as _Loader
@@ -35,11 +35,16 @@ class Step:
     line: int
     condition: str | None
     installs: tuple[Install, ...]
+    scripts: tuple[FileRef, ...] = ()  # shell scripts the step runs (`bash scripts/x.sh`)
 
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """One job; ``calls`` is the local reusable workflow it runs (`uses: ./.github/...`)."""
+    """One job; ``calls`` is the local reusable workflow it runs (`uses: ./.github/...`).
+
+    ``runs_on`` and ``container`` are the texts of `runs-on:` and `container:` (its image),
+    expressions included; ``inputs`` the `with:` values passed to a called workflow.
+    """
 
     id: str
     name: str
@@ -48,6 +53,9 @@ class Job:
     steps: tuple[Step, ...]
     calls: str | None = None
     span: tuple[int, int] = (0, 0)  # where the job's node is in the file's text
+    runs_on: str = ""
+    container: str | None = None
+    inputs: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +110,9 @@ def parse_workflow(path: str, text: str) -> Workflow | Unreadable:
             steps=steps,
             calls=calls,
             span=(int(node.start_mark.index), int(node.end_mark.index)),
+            runs_on=" ".join(_scalars(job.get("runs-on"))),
+            container=_container(job.get("container")),
+            inputs=" ".join(_scalars(job.get("with"))),
         ))
     return Workflow(path, tuple(jobs), _triggers(top.get("on")))
 
@@ -176,6 +187,26 @@ def _text(node: yaml.Node | None) -> str | None:
     return None
 
 
+def _scalars(node: yaml.Node | None, depth: int = 0) -> list[str]:
+    """Every scalar value under a node (mapping values, sequence items), in order."""
+    if isinstance(node, yaml.ScalarNode):
+        return [str(node.value)]
+    if depth > MAX_MERGE_DEPTH:
+        return []
+    if isinstance(node, yaml.SequenceNode):
+        return [t for item in node.value for t in _scalars(item, depth + 1)]
+    return [t for value in _mapping(node).values() for t in _scalars(value, depth + 1)]
+
+
+def _container(node: yaml.Node | None) -> str | None:
+    """A job's container image: `container: IMAGE` or `container: {image: IMAGE}`."""
+    if node is None:
+        return None
+    if isinstance(node, yaml.MappingNode):
+        return _text(_mapping(node).get("image")) or ""
+    return _text(node) or ""
+
+
 def _working_directory(node: dict[str, yaml.Node]) -> str | None:
     return _text(_mapping(_mapping(node.get("defaults")).get("run")).get("working-directory"))
 
@@ -192,13 +223,15 @@ def _step(index: int, node: yaml.Node, lines: list[str], job_dir: str | None) ->
         )
     condition = _text(step.get("if"))
     installs: tuple[Install, ...] = ()
+    scripts: tuple[FileRef, ...] = ()
     shell = (_text(step.get("shell")) or "bash").split()
     runs_shell = bool(shell) and shell[0].rsplit("/", 1)[-1] in _POSIX_SHELLS
-    if isinstance(run, yaml.ScalarNode) and runs_shell and "pip" in script and \
-            not _never(condition):
-        folder = _text(step.get("working-directory")) or job_dir or "."
-        installs = _installs(run, script, lines, folder)
-    return Step(index, title, node.start_mark.line + 1, condition, installs)
+    if isinstance(run, yaml.ScalarNode) and runs_shell and ("pip" in script or ".sh" in script) \
+            and not _never(condition):
+        folder = _WORKSPACE.sub("", (_text(step.get("working-directory")) or job_dir or ".")
+                                + "/", count=1).rstrip("/") or "."
+        installs, scripts = _installs(run, script, lines, folder)
+    return Step(index, title, node.start_mark.line + 1, condition, installs, scripts)
 
 
 def _never(condition: str | None) -> bool:
@@ -267,7 +300,8 @@ def _restore(cmd: PipCommand, script: str, masked: str, spans: list[tuple[int, i
 
 def _installs(
     run: yaml.ScalarNode, script: str, lines: list[str], folder: str,
-) -> tuple[Install, ...]:
+) -> tuple[tuple[Install, ...], tuple[FileRef, ...]]:
+    """The step's `pip install`s and the shell scripts it runs (repository paths)."""
     spans = expression_spans(script)
     masked = _mask(script, spans)
     line_of = _line_finder(run, masked, lines)
@@ -275,10 +309,24 @@ def _installs(
     def resolve(text: str) -> tuple[str, ...]:
         return relative_candidates(folder, _WORKSPACE.sub("", text, count=1))
 
-    return tuple(
+    installs = tuple(
         install_from(_restore(cmd, script, masked, spans), line_of, lambda t: t, resolve)
-        for cmd in pip_installs(masked)
+        for cmd in (pip_installs(masked) if "pip" in script else ())
     )
+    scripts = tuple(
+        FileRef(w.text, line_of(w.start), False,
+                tuple(dict.fromkeys((*resolve(w.text), *relative_candidates(".", w.text)))))
+        for w in script_runs(_restore_words(masked, script, spans))
+        if "$" not in _WORKSPACE.sub("", w.text, count=1)
+    )
+    return installs, scripts
+
+
+def _restore_words(masked: str, script: str, spans: list[tuple[int, int]]) -> str:
+    """The masked script with `${{ github.workspace }}/` put back (a script's folder)."""
+    if not any(_WORKSPACE.match(script[start:end + 1]) for start, end in spans):
+        return masked
+    return script
 
 
 _TOKEN = re.compile(r"[^\s'\"\\]+")

@@ -307,3 +307,41 @@ def test_only_copies_into_the_file_s_folders_are_consulted() -> None:
     )
     files = parsed.installs[0].files
     assert [f.candidates for f in files] == [("sub/dev.txt",), ("other.txt",), ("ci/req-rocm.txt",)]
+
+
+def test_scripts_a_run_starts_map_back_through_copy_and_bases_are_kept() -> None:
+    parsed = parse(
+        """
+        ARG BASE=rocm/sgl-dev:1
+        FROM ${BASE} AS build
+        COPY docker/install.sh /tmp/install.sh
+        RUN bash /tmp/install.sh && echo done
+        FROM build
+        WORKDIR /w
+        COPY . .
+        RUN ./scripts/setup.sh $X
+        RUN echo run.sh
+        """
+    )
+    assert parsed.bases == ("rocm/sgl-dev:1",)
+    assert [(f.text, f.line, f.candidates[:1]) for f in parsed.scripts] == [
+        ("/tmp/install.sh", 4, ("docker/install.sh",)),
+        ("./scripts/setup.sh", 8, ("scripts/setup.sh",)),
+    ]
+
+
+def test_a_variable_holding_the_pip_command_is_expanded() -> None:
+    parsed = parse(
+        """
+        FROM x
+        ARG PIP_INSTALL="python3 -m pip install --no-cache-dir"
+        ARG V=2.10.0
+        ARG MULTI="pip
+        RUN ${PIP_INSTALL} "torchaudio==${V}" && \\
+            $PIP_INSTALL a==1 ${NONE:-b} && echo ${PIP_INSTALL:-x}
+        RUN echo $V
+        """
+    )
+    assert [specs(i) for i in parsed.installs] == [
+        [("torchaudio==2.10.0", 5)], [("a==1", 6), ("b", 6)],
+    ]

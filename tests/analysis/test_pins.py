@@ -32,6 +32,7 @@ on:
 jobs:
   test:
     runs-on: [self-hosted, mi350]
+    container: rocm/sgl-dev:latest
     steps:
 """
 
@@ -83,13 +84,13 @@ def test_pinned_in_the_image_and_in_one_alternative_step_only_is_pin003(tmp_path
         "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
         ".github/workflows/_run-ci-rocm.yml": workflow(ALTERNATIVES),
     })
-    assert found(snap) == [("PIN003", ".github/workflows/_run-ci-rocm.yml", 18)]
+    assert found(snap) == [("PIN003", ".github/workflows/_run-ci-rocm.yml", 19)]
     hit = only(snap, "PIN003")
     assert hit.severity is Severity.ERROR
     assert "`numba`" in hit.message and "step `Install (full)`" in hit.message
     assert "step `Install (miles only)`" in hit.message
     assert "`docker/Dockerfile.rocm:3`" in hit.message
-    assert hit.fix == 'add `"numba==0.65.1"` to the step `Install (miles only)`, line 18'
+    assert hit.fix == 'add `"numba==0.65.1"` to the step `Install (miles only)`, line 19'
     assert "`docker/Dockerfile.rocm:3`: `numba==0.65.1`" in hit.details
 
 
@@ -102,12 +103,12 @@ def test_different_versions_are_pin001(tmp_path: Path) -> None:
         """),
     })
     hit = only(snap, "PIN001")
-    assert (hit.path, hit.line, hit.severity) == (".github/workflows/ci-rocm.yml", 11, Severity.ERROR)
+    assert (hit.path, hit.line, hit.severity) == (".github/workflows/ci-rocm.yml", 12, Severity.ERROR)
     assert "`0.64.0`" in hit.message and "`0.65.1`" in hit.message
     assert "step `Install`" in hit.message
     assert hit.fix == (
-        'use `"numba==0.65.1"` in the step `Install`, line 11, as `docker/Dockerfile.rocm:3` does')
-    assert found(snap) == [("PIN001", ".github/workflows/ci-rocm.yml", 11)]
+        'use `"numba==0.65.1"` in the step `Install`, line 12, as `docker/Dockerfile.rocm:3` does')
+    assert found(snap) == [("PIN001", ".github/workflows/ci-rocm.yml", 12)]
 
 
 def test_pinned_in_the_image_unpinned_in_the_workflow_is_pin002(tmp_path: Path) -> None:
@@ -120,17 +121,14 @@ def test_pinned_in_the_image_unpinned_in_the_workflow_is_pin002(tmp_path: Path) 
                 pip install numba
         """),
     })
-    assert found(snap) == [
-        ("PIN002", ".github/workflows/ci-rocm.yml", 12),
-        ("PIN002", ".github/workflows/ci-rocm.yml", 13),
-    ]
-    messages = [f.message for f in analyze_pins(snap, None).findings]
-    assert any("unpinned" in m for m in messages)
-    assert any("as `>=0.60`" in m for m in messages)
-    assert [f.fix for f in analyze_pins(snap, None).findings] == [
-        'pin it here too: `"numba==0.65.1"` in the step `Install`, line 12',
-        'pin it here too: `"numba==0.65.1"` in the step `Install`, line 13',
-    ]
+    assert found(snap) == [("PIN002", ".github/workflows/ci-rocm.yml", 13)]  # one per package
+    message = only(snap, "PIN002").message
+    assert "installed `>=0.60` at step `Install` (`.github/workflows/ci-rocm.yml:13`); " \
+        "unpinned at step `Install` (`.github/workflows/ci-rocm.yml:14`)" in message
+    assert only(snap, "PIN002").fix == (
+        'pin it here too: `"numba==0.65.1"` in the step `Install`, line 13 '
+        "(and at the other places listed)"
+    )
 
 
 def test_the_workflow_pins_something_the_image_never_installs_is_pin004(tmp_path: Path) -> None:
@@ -142,8 +140,8 @@ def test_the_workflow_pins_something_the_image_never_installs_is_pin004(tmp_path
         """),
     })
     assert found(snap) == [
-        ("PIN004", ".github/workflows/ci-rocm.yml", 11),
-        ("PIN004", ".github/workflows/ci-rocm.yml", 11),
+        ("PIN004", ".github/workflows/ci-rocm.yml", 12),
+        ("PIN004", ".github/workflows/ci-rocm.yml", 12),
     ]
     messages = sorted(f.message for f in analyze_pins(snap, None).findings)
     assert "excludes `0.65.1`" in messages[0]
@@ -185,16 +183,16 @@ def test_requirements_drift_is_pin005(tmp_path: Path) -> None:
         """),
     })
     assert found(snap) == [
-        ("PIN005", ".github/workflows/ci-rocm.yml", 10),
+        ("PIN005", ".github/workflows/ci-rocm.yml", 11),
         ("PIN005", "requirements-rocm.txt", 2),
         ("PIN005", "requirements-rocm.txt", 4),
     ]
     hits = {f.line: f for f in analyze_pins(snap, None).findings}
-    assert "installed unpinned" in hits[10].message
-    assert "requirements-rocm.txt:3" in hits[10].message
+    assert "installed unpinned" in hits[11].message
+    assert "requirements-rocm.txt:3" in hits[11].message
     assert "excludes `1.0.5`" in hits[4].message
-    assert hits[10].fix == ('pin it here too: `"zstandard==0.23.0"` in the step '
-                            '`Run pip install zstandard "polars==1.2"`, line 10')
+    assert hits[11].fix == ('pin it here too: `"zstandard==0.23.0"` in the step '
+                            '`Run pip install zstandard "polars==1.2"`, line 11')
     assert hits[2].fix == 'use `"numba==0.65.1"` at line 2, as `docker/Dockerfile.rocm:4` does'
 
 
@@ -238,9 +236,22 @@ def test_git_refs_differing_within_one_group_are_pin001_not_pin006(tmp_path: Pat
         "docker/a.Dockerfile": 'FROM x\nRUN pip install "git+https://github.com/org/lib@1"\n',
         "docker/b.Dockerfile": 'FROM x\nRUN pip install "git+https://github.com/org/lib@2"\n'
                                'RUN pip install "git+https://github.com/org/lib@2"\n',
+    }, {"pins": {"groups": {"images": {"dockerfiles": ["docker/*.Dockerfile"]}}}})
+    assert found(snap) == [("PIN001", "docker/b.Dockerfile", 2)]
+    assert "branch `2` of `github.com/org/lib`" in only_first(snap).message
+
+
+def test_every_dockerfile_is_a_group_of_its_own(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/a.Dockerfile": 'FROM x\nRUN pip install "git+https://github.com/org/lib@1111111"\n',
+        "docker/b.Dockerfile": 'FROM x\nRUN pip install "git+https://github.com/org/lib@2222222"\n'
+                               'RUN pip install "git+https://github.com/org/lib@3333333"\n',
     })
-    assert found(snap) == [("PIN001", "docker/b.Dockerfile", 2), ("PIN001", "docker/b.Dockerfile", 3)]
-    assert "commit `2` of `github.com/org/lib`" in only_first(snap).message
+    assert found(snap) == [("PIN001", "docker/b.Dockerfile", 3), ("PIN006", "docker/b.Dockerfile", 2)]
+    pin006 = only(snap, "PIN006")
+    assert "at commit `1111111` in `docker/a.Dockerfile:2` but at commit `2222222` in " \
+        "`docker/b.Dockerfile:2`; commit `3333333` in `docker/b.Dockerfile:3`" in pin006.message
+    assert "moves" not in pin006.message
 
 
 def only_first(snap: Snapshot) -> Finding:
@@ -310,41 +321,85 @@ def test_rocm_names(path: str, rocm: bool) -> None:
     assert is_rocm_name(path) is rocm
 
 
-def test_inferred_groups_pair_dockerfiles_with_workflows_by_name(tmp_path: Path) -> None:
+def test_inferred_groups_are_images_and_the_jobs_that_run_in_them(tmp_path: Path) -> None:
     snap = snapshot(tmp_path, {
-        "Dockerfile": "FROM x\n",
+        "Dockerfile": "FROM nvidia/cuda:12.8\n",
         "docker/Dockerfile.rocm": "FROM y\nCOPY . /w\nRUN pip install -r /w/requirements-rocm.txt\n",
+        "docker/Dockerfile.rocm_mi350": "FROM y\n",
+        "docker/npu.Dockerfile": "FROM ascend/cann\n",
         "requirements-rocm.txt": "numba==0.65.1\n",
+        "requirements-cpu.txt": "numba==0.60.0\n",
+        "scripts/ci/amd/install.sh": "docker exec ci pip install 'xxhash==3.5.0'\n",
         "tests/fixtures/Dockerfile": "FROM z\n",
         ".github/workflows/pr-test-amd.yml": "jobs:\n  a:\n    uses: ./.github/workflows/_shared.yml\n"
-                                              "  b:\n    uses: ./.github/workflows/pr-test.yml\n"
+                                              "    with: {runs_on: linux-mi300-gpu-1}\n"
                                               "  c:\n    uses: ./.github/workflows/missing.yml\n",
-        ".github/workflows/_shared.yml": "jobs:\n  x:\n    uses: ./.github/workflows/_shared.yml\n",
-        ".github/workflows/pr-test.yml": "jobs: {}\n",
+        ".github/workflows/_shared.yml": "jobs:\n  x:\n    runs-on: ${{ inputs.runs_on }}\n"
+                                          "    steps:\n      - run: bash scripts/ci/amd/install.sh\n",
+        ".github/workflows/pr-test.yml": "jobs:\n"
+                                         "  unit:\n    runs-on: ubuntu-latest\n    steps:\n"
+                                         "      - run: pip install -r requirements-cpu.txt\n"
+                                         "  gpu:\n    runs-on: [self-hosted, 8-gpu-h100]\n    steps:\n"
+                                         "      - run: pip install numba\n",
+        ".github/workflows/pr-test-npu.yml": "jobs:\n  npu:\n    runs-on: linux-aarch64-a3\n"
+                                             "    container: {image: 'swr/ascend:1'}\n"
+                                             "    steps:\n      - run: pip install 'numba==0.61.0'\n",
         ".github/workflows/lint.yaml": "jobs: {}\n",
     }, {"pins": {"exclude": ["tests/**"]}})
-    assert describe_groups(snap) == [
-        {
-            "name": "rocm", "source": "inferred", "rocm": True,
-            "dockerfiles": ["docker/Dockerfile.rocm"],
-            "workflows": [".github/workflows/_shared.yml", ".github/workflows/pr-test-amd.yml",
-                          ".github/workflows/pr-test.yml"],
-            "requirements": ["requirements-rocm.txt"],
-            "install_paths": [],
-        },
-        {
-            "name": "default", "source": "inferred", "rocm": False,
-            "dockerfiles": ["Dockerfile"],
-            "workflows": [".github/workflows/lint.yaml"],
-            "requirements": [],
-            "install_paths": [],
-        },
-    ]
+    groups = {str(g["name"]): g for g in describe_groups(snap)}
+    assert sorted(groups) == [".github/workflows/pr-test.yml / gpu",  # on the runner itself
+                              ".github/workflows/pr-test.yml / unit", "cuda",
+                              "docker/Dockerfile.rocm_mi350", "npu", "rocm"]
+    assert groups["rocm"] == {
+        "name": "rocm", "source": "inferred", "rocm": True,
+        "dockerfiles": ["docker/Dockerfile.rocm"],
+        "workflows": [".github/workflows/_shared.yml"],
+        "requirements": ["requirements-rocm.txt"],
+        "scripts": ["scripts/ci/amd/install.sh"],
+        "hardware": "rocm",
+        "callers": [".github/workflows/pr-test-amd.yml"],
+        "install_paths": ["_shared.yml / x / Run bash scripts/ci/amd/install.sh"],
+    }
+    assert groups["cuda"]["workflows"] == []
+    assert groups["cuda"]["requirements"] == []  # only the CPU job installs it
+    assert groups[".github/workflows/pr-test.yml / unit"]["requirements"] == ["requirements-cpu.txt"]
+    assert groups["npu"]["workflows"] == [".github/workflows/pr-test-npu.yml"]
+    assert groups["npu"]["hardware"] == "npu"
     outcome = analyze_pins(snap, None)
-    assert outcome.environment == frozenset({
-        "docker/Dockerfile.rocm", "requirements-rocm.txt", ".github/workflows/_shared.yml",
-        ".github/workflows/pr-test-amd.yml", ".github/workflows/pr-test.yml",
+    assert outcome.environment == frozenset({  # the scripts and workflows: the engine judges them
+        "docker/Dockerfile.rocm", "requirements-rocm.txt",
+        "docker/Dockerfile.rocm_mi350",  # another ROCm image
     })
+    # numba: 0.65.1 (ROCm), 0.60.0 (CPU job), 0.61.0 (NPU), unpinned (CUDA): never compared
+    assert sorted((f.rule, f.path) for f in outcome.findings) == [
+        ("PIN004", ".github/workflows/pr-test-npu.yml"),  # the NPU image lacks numba
+        ("PIN004", "scripts/ci/amd/install.sh"),  # xxhash, sent into the ROCm image
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("docker/Dockerfile.rocm", "rocm"), ("linux-mi325-gpu-1", "rocm"), ("pr-test-amd.yml", "rocm"),
+        ("docker/arm64.Dockerfile", None), ("npu.Dockerfile", "npu"), ("xpu.Dockerfile", "xpu"),
+        ("Dockerfile.gb10", "gb10"), ("gb200", "cuda"), ("kimi_k3_cu13.Dockerfile", "cuda"),
+        ("8-gpu-h200", "cuda"), ("xeon.Dockerfile", "cpu"), ("sgl-router.Dockerfile", None),
+    ],
+)
+def test_hardware_names(text: str, kind: str | None) -> None:
+    assert pins.hardware(text) == kind
+
+
+def test_a_hardware_without_a_main_image_leaves_its_jobs_on_their_own(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm_a": "FROM y\n",
+        "docker/Dockerfile.rocm_b": "FROM y\n",
+        ".github/workflows/ci-rocm.yml": "jobs:\n  t:\n    runs-on: mi300\n    steps:\n"
+                                         "      - run: pip install 'numba==1'\n",
+    })
+    names = [g["name"] for g in describe_groups(snap)]
+    assert names == ["docker/Dockerfile.rocm_a", "docker/Dockerfile.rocm_b",
+                     ".github/workflows/ci-rocm.yml / t"]
 
 
 def test_a_repository_without_dockerfiles_or_workflows_has_no_groups(tmp_path: Path) -> None:
@@ -372,7 +427,7 @@ def test_configured_groups_replace_the_inferred_ones(tmp_path: Path) -> None:
         ("amd-rocm", "config", True), ("gpu", "config", False),
     ]
     assert found(snap) == [
-        ("PIN001", ".github/workflows/gpu.yml", 10),
+        ("PIN001", ".github/workflows/gpu.yml", 11),
         ("PIN005", "reqs/ci.txt", 1),
     ]
     assert analyze_pins(snap, {"reqs/ci.txt"}).environment == frozenset(
@@ -407,12 +462,13 @@ def test_analyze_reports_a_finding_only_when_one_of_its_places_changed(tmp_path:
         "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
         ".github/workflows/_run-ci-rocm.yml": workflow(ALTERNATIVES),
         "Dockerfile": 'FROM x\nRUN pip install "a==1"\n',
-        ".github/workflows/ci.yml": "jobs:\n  a:\n    steps:\n      - run: pip install a==2\n",
+        ".github/workflows/ci.yml": "jobs:\n  a:\n    container: x\n    steps:\n"
+                                    "      - run: pip install a==2\n",
     })
     everything = found(snap)
     assert everything == [
-        ("PIN001", ".github/workflows/ci.yml", 4),
-        ("PIN003", ".github/workflows/_run-ci-rocm.yml", 18),
+        ("PIN001", ".github/workflows/ci.yml", 5),
+        ("PIN003", ".github/workflows/_run-ci-rocm.yml", 19),
     ]
     assert found(snap, {"docker/Dockerfile.rocm"}) == [everything[1]]
     assert found(snap, {".github/workflows/_run-ci-rocm.yml"}) == [everything[1]]
@@ -543,8 +599,8 @@ def test_places_are_cut_in_long_messages(tmp_path: Path) -> None:
         ".github/workflows/ci-rocm.yml": workflow(steps),
     })
     findings = analyze_pins(snap, None).findings
-    assert len(findings) == 9
-    assert "and 2 more" in findings[0].message
+    assert len(findings) == 1  # one per package
+    assert "and 1 more places" in findings[0].message
 
 
 def test_unreadable_group_files_are_reg004(tmp_path: Path) -> None:
@@ -599,8 +655,7 @@ def test_workflows_that_only_call_each_other_are_grouped_by_name(tmp_path: Path)
         ".github/workflows/a.yml": "jobs:\n  x:\n    uses: ./.github/workflows/b.yml\n",
         ".github/workflows/b.yml": "jobs:\n  x:\n    uses: ./.github/workflows/a.yml\n",
     })
-    (group,) = describe_groups(snap)
-    assert group["workflows"] == [".github/workflows/a.yml", ".github/workflows/b.yml"]
+    assert describe_groups(snap) == []  # no job installs anything
 
 
 def test_configured_groups_follow_the_workflows_they_call(tmp_path: Path) -> None:
@@ -700,16 +755,27 @@ def test_direct_references_compare_by_url(tmp_path: Path) -> None:
 
 
 def test_a_workflow_in_two_groups_is_reported_once(tmp_path: Path) -> None:
-    shared = workflow(ALTERNATIVES).replace("ROCm CI", "Shared")
+    shared = workflow(ALTERNATIVES).replace("ROCm CI", "Shared").replace(
+        "[self-hosted, mi350]", "${{ inputs.runner }}").replace(
+        "rocm/sgl-dev:latest", "${{ inputs.image }}")
     snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        "docker/Dockerfile": DOCKERFILE_ROCM.replace("rocm/sgl-dev", "lmsysorg/sglang"),
         ".github/workflows/_shared.yml": shared,
-        ".github/workflows/pr-rocm.yml": "jobs:\n  a:\n    uses: ./.github/workflows/_shared.yml\n",
-        ".github/workflows/pr.yml": "jobs:\n  a:\n    uses: ./.github/workflows/_shared.yml\n",
+        ".github/workflows/pr-rocm.yml": "jobs:\n  a:\n    uses: ./.github/workflows/_shared.yml\n"
+                                         "    with: {runner: mi300}\n"
+                                         "  b:\n    uses: ./.github/workflows/_shared.yml\n"
+                                         "    with: {runner: mi325}\n",
+        ".github/workflows/pr.yml": "jobs:\n  a:\n    uses: ./.github/workflows/_shared.yml\n"
+                                    "    with: {runner: h100}\n",
     })
-    groups = {str(g["name"]): g["workflows"] for g in describe_groups(snap)}
-    assert groups["rocm"] == [".github/workflows/_shared.yml", ".github/workflows/pr-rocm.yml"]
-    assert groups["default"] == [".github/workflows/_shared.yml", ".github/workflows/pr.yml"]
-    assert found(snap) == [("PIN003", ".github/workflows/_shared.yml", 18)]
+    groups = {str(g["name"]): g for g in describe_groups(snap)}
+    assert groups["rocm"]["workflows"] == [".github/workflows/_shared.yml"]
+    assert groups["default"]["workflows"] == [".github/workflows/_shared.yml"]
+    assert groups["default"]["hardware"] is None
+    assert found(snap) == [("PIN003", ".github/workflows/_shared.yml", 19)]
+    assert groups["default"]["callers"] == [".github/workflows/pr.yml"]
+    assert ".github/workflows/pr.yml" not in analyze_pins(snap, None).environment
 
 
 def test_the_pins_section_of_the_configuration_is_validated() -> None:
@@ -767,3 +833,135 @@ jobs:
 """,
     })
     assert found(snap) == []
+
+
+def test_scripts_are_install_paths_of_what_runs_them(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile.rocm": """
+            FROM rocm/sgl-dev:1
+            COPY docker/install.sh /tmp/install.sh
+            RUN bash /tmp/install.sh
+            RUN pip install "numba==0.65.1"
+        """,
+        "docker/install.sh": """
+            pip install "xxhash==3.5.0"
+            pip install zstandard
+            bash docker/nested.sh
+            bash docker/missing.sh
+            bash docker/install.sh
+        """,
+        "docker/nested.sh": 'pip install "numba==0.64.0"\n',
+        "python/pkg/__init__.py": "",
+        "scripts/ci/conda.sh": """
+            conda create -n ci python=3.12 -y
+            pip install "numba==0.10"
+            bash scripts/ci/inner.sh
+        """,
+        "scripts/ci/inner.sh": 'pip install "numba==0.11"\n',
+        "scripts/ci/tools.sh": "pip install polars\n",
+        "scripts/ci/bad.sh": "pip install x\n",
+        ".github/workflows/ci-rocm.yml": """
+jobs:
+  test:
+    runs-on: linux-mi300-gpu-1
+    container: rocm/sgl-dev:1
+    steps:
+      - run: bash scripts/ci/conda.sh
+      - run: bash scripts/missing.sh && bash scripts/ci/bad.sh
+      - run: |
+          pip install python
+          pip install polars
+          bash scripts/ci/tools.sh
+      - run: pip install "polars==1.0"
+""",
+    })
+    (tmp_path / "scripts/ci/bad.sh").write_bytes(b"pip install \xff\n")  # not UTF-8
+    groups = {str(g["name"]): g for g in describe_groups(snap)}
+    assert sorted(groups) == ["rocm", "scripts/ci/conda.sh"]
+    assert groups["rocm"]["scripts"] == ["docker/install.sh", "docker/nested.sh",
+                                         "scripts/ci/bad.sh", "scripts/ci/tools.sh"]
+    assert groups["scripts/ci/conda.sh"]["scripts"] == ["scripts/ci/conda.sh",
+                                                        "scripts/ci/inner.sh"]
+    assert found(snap) == [
+        ("PIN001", "docker/nested.sh", 1),  # run by the image
+        ("PIN001", "scripts/ci/inner.sh", 1),  # in the environment conda.sh makes
+        ("PIN002", ".github/workflows/ci-rocm.yml", 11),
+        ("PIN004", ".github/workflows/ci-rocm.yml", 13),
+        ("REG004", "scripts/ci/bad.sh", 1),
+    ]
+    nested = analyze_pins(snap, None).findings[0]
+    assert nested.fix == 'use `"numba==0.65.1"` in `docker/nested.sh`, line 1, as ' \
+        "`docker/Dockerfile.rocm:4` does"
+    pin002 = only(snap, "PIN002")
+    assert "`scripts/ci/tools.sh:1` (run by step `Run pip install python`)" in pin002.message
+    assert all("`python`" not in f.message for f in analyze_pins(snap, None).findings)
+    # a PR that changes only the script sees the finding anchored there
+    (moved,) = [f for f in analyze_pins(snap, {"scripts/ci/tools.sh"}).findings if f.rule == "PIN002"]
+    assert (moved.rule, moved.path, moved.line) == ("PIN002", "scripts/ci/tools.sh", 1)
+    assert moved.fix == 'pin it here too: `"polars==1.0"` in `scripts/ci/tools.sh`, line 1 ' \
+        "(and at the other places listed)"
+    (same,) = [f for f in analyze_pins(snap, {".github/workflows/ci-rocm.yml"}).findings
+               if f.rule == "PIN002"]
+    assert (same.path, same.line) == (".github/workflows/ci-rocm.yml", 11)
+
+
+def test_git_refs_are_named_for_what_they_are(tmp_path: Path) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile": 'FROM nvidia/cuda\nRUN pip install "git+https://github.com/org/lib@1234abc"\n',
+        "docker/Dockerfile.rocm": 'FROM x\nRUN pip install "git+https://github.com/org/lib@bridge"\n',
+        "docker/npu.Dockerfile": 'FROM x\nRUN pip install "git+https://github.com/org/lib@v1.2.0"\n',
+    })
+    (pin006,) = analyze_pins(snap, None).findings
+    assert pin006.message == (
+        "`github.com/org/lib` is installed at commit `1234abc` in `docker/Dockerfile:2` but at "
+        "branch `bridge` in `docker/Dockerfile.rocm:2`; tag `v1.2.0` in `docker/npu.Dockerfile:2`."
+        " A branch or tag moves: the images may build different code on different days even "
+        "where the names agree; pin a commit."
+    )
+    assert (pin006.path, pin006.line) == ("docker/Dockerfile.rocm", 2)
+    (npu,) = analyze_pins(snap, {"docker/npu.Dockerfile"}).findings
+    assert (npu.path, npu.line) == ("docker/npu.Dockerfile", 2)
+    assert npu.fix == "use `@1234abc` on line 2, as `docker/Dockerfile` does"
+
+
+def test_a_job_on_the_runner_sends_only_its_docker_exec_installs_into_the_image(
+    tmp_path: Path,
+) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/rocm.Dockerfile": DOCKERFILE_ROCM,
+        "scripts/ci/amd/install.sh": """
+            pip install "huggingface-hub==0.30.0"
+            docker exec ci_sglang pip install "numba==0.64.0"
+        """,
+        ".github/workflows/pr-test-amd.yml": """
+jobs:
+  unit:
+    runs-on: linux-mi300-gpu-1
+    steps:
+      - run: bash scripts/ci/amd/install.sh
+      - run: pip install "pytest==8.3.3"
+""",
+    })
+    groups = {str(g["name"]): g for g in describe_groups(snap)}
+    assert sorted(groups) == [".github/workflows/pr-test-amd.yml / unit", "rocm"]
+    assert groups["rocm"]["install_paths"] == ["pr-test-amd.yml / unit / Run bash scripts/ci/amd/install.sh"]
+    # huggingface-hub and pytest go to the runner's own environment: never PIN004 against the image
+    assert found(snap) == [("PIN001", "scripts/ci/amd/install.sh", 2)]
+
+
+def test_a_hosted_job_in_a_generic_container_is_no_image_of_the_repository(
+    tmp_path: Path,
+) -> None:
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile": 'FROM nvidia/cuda\nRUN pip install "numba==0.65.1"\n',
+        "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+        ".github/workflows/lint.yml": "jobs:\n  lint:\n    runs-on: ubuntu-latest\n"
+                                      "    container: python:3.12\n    steps:\n"
+                                      "      - run: pip install 'numba==0.60.0'\n"
+                                      "  amd:\n    runs-on: ubuntu-22.04\n"
+                                      "    container: rocm/sgl-dev:latest\n    steps:\n"
+                                      "      - run: pip install 'numba==0.61.0'\n",
+    })
+    groups = {str(g["name"]): g for g in describe_groups(snap)}
+    assert sorted(groups) == [".github/workflows/lint.yml / lint", "cuda", "rocm"]
+    assert found(snap) == [("PIN001", ".github/workflows/lint.yml", 11)]  # the ROCm container

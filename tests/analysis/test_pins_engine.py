@@ -20,6 +20,7 @@ on:
 jobs:
   test:
     runs-on: [self-hosted, mi350]
+    container: rocm/sgl-dev:latest
     steps:
       - name: Install (full)
         if: ${{ !inputs.skip_dependency_install }}
@@ -82,7 +83,7 @@ def test_an_old_pin_problem_is_not_reported_when_none_of_its_places_changed(
     assert _pins(report) == []
     assert not any(t.title.startswith("Dependency pins") for t in report.tables)
     with GitRepository(git_repo.root) as git:
-        assert _pins(audit(git.tree(base))) == [("PIN003", WORKFLOW_PATH, 18)]
+        assert _pins(audit(git.tree(base))) == [("PIN003", WORKFLOW_PATH, 19)]
 
 
 def test_a_pin_problem_is_reported_when_one_of_its_places_changed(
@@ -91,13 +92,13 @@ def test_a_pin_problem_is_reported_when_one_of_its_places_changed(
     git_repo, base = repo
     git_repo.write(WORKFLOW_PATH, WORKFLOW.replace("name: ROCm CI", "name: ROCm CI (PR)"))
     report = _run(git_repo, base, git_repo.commit())
-    assert _pins(report) == [("PIN003", WORKFLOW_PATH, 18)]
+    assert _pins(report) == [("PIN003", WORKFLOW_PATH, 19)]
     rocm = _entry(report, ROCM_TEST)  # a ROCm workflow is part of the environment too
     assert (rocm.change, rocm.tier, rocm.reasons) == (
         "affected", "environment", [f"the ROCm environment changed: `{WORKFLOW_PATH}`", PLAIN])
     assert _entry(report, CUDA_TEST).change == "unchanged"
     (finding,) = [f for f in report.findings if f.rule == "PIN003"]
-    assert finding.fix == 'add `"numba==0.65.1"` to the step `Install (miles only)`, line 18'
+    assert finding.fix == 'add `"numba==0.65.1"` to the step `Install (miles only)`, line 19'
     (table,) = [t for t in report.tables if t.title.startswith("Dependency pins")]
     assert table.rows == (
         ("numba", "==0.65.1", "==0.65.1", "missing ✗", ""),
@@ -119,8 +120,8 @@ def test_a_dockerfile_rocm_change_makes_rocm_tests_affected_in_the_environment_t
     assert _entry(report, CUDA_TEST).change == "unchanged"
     assert [(s.path, s.tier) for s in report.selected] == [(ROCM_TEST, "environment")]
     assert _pins(report) == [
-        ("PIN001", WORKFLOW_PATH, 14),
-        ("PIN003", WORKFLOW_PATH, 18),
+        ("PIN001", WORKFLOW_PATH, 15),
+        ("PIN003", WORKFLOW_PATH, 19),
     ]
 
 
@@ -168,14 +169,14 @@ def test_a_containerfile_change_reports_the_pin_problems_it_takes_part_in(git_re
     git_repo.write_all({
         "Containerfile": "FROM python:3.11\nRUN pip install \"torch==2.4.0\"\n",
         ".github/workflows/ci.yml": (
-            "jobs:\n  test:\n    steps:\n      - name: Install\n"
+            "jobs:\n  test:\n    container: python:3.11\n    steps:\n      - name: Install\n"
             "        run: pip install \"torch==2.3.0\"\n"
         ),
     })
     base = git_repo.commit("base")
     git_repo.write("Containerfile", "FROM python:3.12\nRUN pip install \"torch==2.4.0\"\n")
     report = _run(git_repo, base, git_repo.commit())
-    assert _pins(report) == [("PIN001", ".github/workflows/ci.yml", 5)]
+    assert _pins(report) == [("PIN001", ".github/workflows/ci.yml", 6)]
 
 
 def test_a_change_of_python_files_only_never_reads_the_pin_groups(

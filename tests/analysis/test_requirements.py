@@ -11,6 +11,7 @@ from bot.analysis.requirements import (
     allows,
     git_url,
     install_from,
+    parse_editable,
     parse_requirements,
     parse_spec,
     relative_candidates,
@@ -215,6 +216,34 @@ def test_an_install_is_built_from_a_command() -> None:
     assert [(f.text, f.constraint, f.candidates) for f in install.files] == [
         ("reqs.txt", False, ("x/reqs.txt",)), ("c.txt", True, ("x/c.txt",)),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "name"),
+    [
+        ("python", "local", None), ("python[all_hip]", "local", None), (".", "local", None),
+        ("../lib", "local", None), ("file:///w/x", "local", None),
+        ("git+https://github.com/org/lib@main#egg=lib", "git", "lib"),
+        ("lib @ git+https://github.com/org/lib@main", "git", "lib"),
+        ("name @ https://x.org/name.whl", "named", "name"), ("$X", "unresolved", None),
+    ],
+)
+def test_the_target_of_an_editable_install_is_a_path_or_a_vcs_url(
+    text: str, kind: str, name: str | None,
+) -> None:
+    spec = parse_editable(text)
+    assert (spec.kind, spec.name) == (kind, name)
+
+
+def test_bare_names_carry_the_folders_they_may_be() -> None:
+    cmd = pip_installs('docker exec c pip install "python[all]" torch==2 ./x -e "python[hip]"')[0]
+    install = install_from(cmd, lambda pos: 1, lambda t: t, lambda t: (f"w/{t}",))
+    assert [(e.spec.kind, e.folders) for e in install.entries] == [
+        ("named", ("w/python",)), ("named", ()), ("local", ()), ("local", ()),
+    ]
+    assert install.container == "c"
+    listed = parse_requirements("r.txt", "-e python\n-e git+https://h/o/lib@1#egg=lib\n")
+    assert [e.spec.kind for e in listed.entries] == ["local", "git"]
 
 
 @settings(max_examples=300, deadline=None)

@@ -215,3 +215,53 @@ def test_no_shell_text_crashes_the_extractor(script: str) -> None:
 @given(st.text())
 def test_no_arbitrary_text_crashes_the_extractor(script: str) -> None:
     pip_installs(script)
+
+
+def test_a_command_sent_into_a_container_keeps_the_container() -> None:
+    script = (
+        "docker exec -w /x ci_sglang pip install 'a==1'\n"
+        'docker exec ci_sglang bash -c "pip install b==2 && pip install -e ."\n'
+        "pip install c\n"
+    )
+    found = pip_installs(script)
+    assert [(c.container, texts(c.specs) + texts(c.editables)) for c in found] == [
+        ("ci_sglang", ["a==1"]), ("ci_sglang", ["b==2"]), ("ci_sglang", ["."]), (None, ["c"]),
+    ]
+    assert script[found[1].specs[0].start:found[1].specs[0].end] == "b==2"
+
+
+def test_a_wrapper_function_of_the_script_is_skipped() -> None:
+    script = (
+        "install_with_retry() {\n  \"$@\"\n}\n"
+        "function quietly { \"$@\" > /dev/null; }\n"
+        "install_with_retry docker exec ci pip install 'a==1'\n"
+        "quietly pip install b\n"
+        "unknown_wrapper pip install c\n"
+    )
+    found = pip_installs(script)
+    assert [(c.container, texts(c.specs)) for c in found] == [("ci", ["a==1"]), (None, ["b"])]
+
+
+def test_a_docker_exec_without_a_container_name_names_none() -> None:
+    assert shell._container([Word("docker", 0, 6), Word("exec", 7, 11)], frozenset()) is None
+
+
+@pytest.mark.parametrize(
+    ("script", "runs"),
+    [
+        ("bash scripts/ci/install.sh arg", ["scripts/ci/install.sh"]),
+        ("sh -ex ./install.sh", ["./install.sh"]),
+        ("./scripts/setup.sh && pip install x", ["./scripts/setup.sh"]),
+        ("source env.sh\n. other.sh", ["env.sh", "other.sh"]),
+        ("sudo -E bash docker/install.sh", ["docker/install.sh"]),
+        ("bash -c 'x.sh'", []),
+        ("bash --norc", []),
+        ("bash run.py", []),
+        ("echo run.sh", []),
+        ("X=1", []),
+        ("sudo A=b.sh", []),
+        ("pip install x", []),
+    ],
+)
+def test_the_shell_scripts_a_script_runs(script: str, runs: list[str]) -> None:
+    assert [w.text for w in shell.script_runs(script)] == runs

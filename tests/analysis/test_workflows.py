@@ -164,6 +164,50 @@ def test_requirements_paths_follow_the_working_directory() -> None:
     ]
 
 
+def test_runners_containers_inputs_and_the_scripts_steps_run() -> None:
+    wf = parse(
+        """
+        jobs:
+          a:
+            runs-on: [self-hosted, mi300]
+            container:
+              image: rocm/sgl-dev:1
+            defaults: {run: {working-directory: "${{ github.workspace }}"}}
+            steps:
+              - run: |
+                  bash scripts/ci/amd/install.sh
+                  bash $GITHUB_WORKSPACE/scripts/x.sh && bash ${{ github.workspace }}/y.sh
+                  bash "$DIR/z.sh"
+              - working-directory: docker
+                run: ./build.sh
+          b:
+            runs-on: ubuntu-latest
+            container: python:3.11
+            steps: []
+          c:
+            uses: ./.github/workflows/shared.yml
+            with: {runs_on: '["h200"]', image: lmsysorg/sglang}
+        """
+    )
+    a, b, c = wf.jobs
+    assert (a.runs_on, a.container, a.inputs) == ("self-hosted mi300", "rocm/sgl-dev:1", "")
+    assert [(f.text, f.line, f.candidates) for f in a.steps[0].scripts] == [
+        ("scripts/ci/amd/install.sh", 9, ("scripts/ci/amd/install.sh",)),
+        ("$GITHUB_WORKSPACE/scripts/x.sh", 10, ("scripts/x.sh",)),
+        ("${{ github.workspace }}/y.sh", 10, ("y.sh",)),
+    ]
+    assert [f.candidates for f in a.steps[1].scripts] == [("docker/build.sh", "build.sh")]
+    assert (b.runs_on, b.container) == ("ubuntu-latest", "python:3.11")
+    assert (c.runs_on, c.container, c.inputs) == ("", None, '["h200"] lmsysorg/sglang')
+
+
+def test_a_container_without_an_image_and_nested_values() -> None:
+    assert workflows._container(yaml.compose("{options: --gpus}")) == ""
+    deep = yaml.compose("[[[[[[[[[[[x]]]]]]]]]]]")
+    assert workflows._scalars(deep) == []
+    assert workflows._scalars(yaml.compose("{a: [x, {b: y}]}")) == ["x", "y"]
+
+
 def test_merge_keys_are_applied() -> None:
     wf = parse(
         """

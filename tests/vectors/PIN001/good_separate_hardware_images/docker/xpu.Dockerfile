@@ -1,0 +1,2 @@
+FROM intel/xpu
+RUN pip install "transformers==4.55.0"
