@@ -22,7 +22,7 @@ from bot.router import Router
 from bot.store.store import Store
 from config.settings import Settings, SettingsError
 from tests.service.helpers import SECRET, pr_payload, signed
-from tests.service.server import serving
+from tests.service.server import running, serving
 
 
 def _settings(tmp_path: Path, **extra: Any) -> Settings:
@@ -136,25 +136,29 @@ def test_health_readiness_and_metrics(service: str) -> None:
     assert "rocmbot_ack_seconds_bucket" in text
 
 
-def test_a_delivery_waits_for_the_write_lock_another_connection_holds(service: str, tmp_path: Path) -> None:
+def test_a_delivery_waits_for_the_write_lock_another_connection_holds(tmp_path: Path) -> None:
     """In a thread: the event loop goes on answering meanwhile."""
-    writer = sqlite3.connect(tmp_path / "db.sqlite", isolation_level=None, check_same_thread=False)
-    writer.execute("BEGIN IMMEDIATE")
-    body, headers = signed("pull_request", "d-wait", pr_payload())
-    answers: list[httpx.Response] = []
-    sender = threading.Thread(target=lambda: answers.append(
-        httpx.post(f"{service}/webhook", content=body, headers=headers, timeout=30)))
-    sender.start()
-    time.sleep(0.2)
-    started = time.monotonic()
-    assert httpx.get(f"{service}/healthz").status_code == 200
-    assert time.monotonic() - started < 0.5 and not answers  # answered while the delivery waits
-    writer.execute("COMMIT")
-    sender.join(30)
-    assert [a.status_code for a in answers] == [202]
-    stored = writer.execute("SELECT status FROM deliveries WHERE delivery_id = 'd-wait'").fetchone()
-    assert stored == ("queued",)
-    writer.close()
+    with running(create_app(_settings(tmp_path))) as run:
+        service = run.url
+        writer = sqlite3.connect(tmp_path / "db.sqlite", isolation_level=None, check_same_thread=False)
+        writer.execute("BEGIN IMMEDIATE")
+        body, headers = signed("pull_request", "d-wait", pr_payload())
+        answers: list[httpx.Response] = []
+        sender = threading.Thread(target=lambda: answers.append(
+            httpx.post(f"{service}/webhook", content=body, headers=headers, timeout=60)))
+        sender.start()
+        deadline = time.monotonic() + 60
+        while not run.server.server_state.tasks:  # the delivery is in the service, waiting
+            assert time.monotonic() < deadline, "the delivery never reached the service"
+            time.sleep(0.01)
+        assert httpx.get(f"{service}/healthz", timeout=60).status_code == 200
+        assert not answers  # answered while the delivery waits: the lock is still held
+        writer.execute("COMMIT")
+        sender.join(60)
+        assert [a.status_code for a in answers] == [202]
+        stored = writer.execute("SELECT status FROM deliveries WHERE delivery_id = 'd-wait'").fetchone()
+        assert stored == ("queued",)
+        writer.close()
 
 
 def test_sqlite_is_checkpointed_in_the_background(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

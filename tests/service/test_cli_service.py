@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -103,17 +102,30 @@ def test_replay_signs_and_posts_to_a_running_service(tmp_path: Path, db_env: str
     assert main(["replay", "--delivery", "missing", "--dry-run"]) == 2
 
 
+def _read_until(proc: subprocess.Popen[str], text: str) -> str:
+    """The process's stderr up to the first line holding ``text`` (a line per log record)."""
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:  # ends if the process exits without saying it
+        seen.append(line)
+        if text in line:
+            return "".join(seen)
+    raise AssertionError(f"never said {text!r}: {''.join(seen)}")
+
+
 def test_serve_and_worker_processes_stop_cleanly_on_sigterm(tmp_path: Path) -> None:
     env = {**os.environ, "ROCMBOT_DATABASE_URL": f"sqlite:///{tmp_path}/p.db", "ROCMBOT_DRY_RUN": "1"}
     serve = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--port", "0"], env=env,
                              stderr=subprocess.PIPE, text=True)
     worker = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker", "--concurrency", "2"], env=env,
                               stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
+    # Signal each once it says it is running: its handlers are in place by then.
+    serve_lines = _read_until(serve, "Uvicorn running on")
+    worker_lines = _read_until(worker, '"message": "worker started"')
     for proc in (serve, worker):
         proc.send_signal(signal.SIGTERM)
-    _, serve_err = serve.communicate(timeout=30)
-    _, worker_err = worker.communicate(timeout=30)
+    serve_err = serve_lines + serve.communicate(timeout=60)[1]
+    worker_err = worker_lines + worker.communicate(timeout=60)[1]
     # uvicorn shuts down gracefully, then re-raises the signal so the exit status tells it.
     assert serve.returncode in (0, -signal.SIGTERM) and worker.returncode == 0
     assert '"message": "service stopped"' in serve_err

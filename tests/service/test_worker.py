@@ -83,23 +83,33 @@ def test_a_stale_head_is_superseded_not_analysed(store: Store) -> None:
 
 def test_a_slow_handler_keeps_its_lease(store: Store) -> None:
     router = Router()
-    started = threading.Event()
+    started, release = threading.Event(), threading.Event()
 
     @router.register("pull_request")
     def slow(event: Event, context: Any) -> None:
         started.set()
-        time.sleep(1.0)  # more than three lease lengths
+        release.wait(60)
 
+    # A lease long enough that a loaded machine still renews it in time (every third of it).
+    settings = SETTINGS.model_copy(update={"lease_seconds": 2.0})
     _add(store, "pull_request", "p1", pr_payload())
-    worker = Worker(store, router, SETTINGS, name="slow")
+    worker = Worker(store, router, settings, name="slow")
     worker.start(1)
     try:
-        assert started.wait(5)
-        time.sleep(0.6)
-        other = Worker(store, router, SETTINGS, name="other")
+        assert started.wait(60)
+        first = store.get("p1").lease_expires_at  # type: ignore[union-attr]
+        assert first is not None
+        deadline = time.monotonic() + 60
+        while time.time() <= first:  # until the first lease has run out
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        renewed = store.get("p1").lease_expires_at  # type: ignore[union-attr]
+        assert renewed is not None and renewed > first
+        other = Worker(store, router, settings, name="other")
         assert other.run_once() is False  # the lease was renewed, nothing to take over
     finally:
-        worker.stop(timeout=5)
+        release.set()
+        worker.stop(timeout=60)
     assert store.get("p1").status == "done"  # type: ignore[union-attr]
 
 
@@ -115,7 +125,7 @@ def test_stop_releases_what_is_still_in_flight(store: Store) -> None:
     _add(store, "pull_request", "p1", pr_payload())
     worker = Worker(store, router, SETTINGS, name="stuck")
     worker.start(1)
-    assert started.wait(5)
+    assert started.wait(60)
     worker.stop(timeout=0.2)
     record = store.get("p1")
     assert record is not None and (record.status, record.attempts) == ("queued", 0)
