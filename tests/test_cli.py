@@ -195,3 +195,21 @@ def test_the_pre_commit_hook_audits_the_files_as_they_are(
     test.write_text(test.read_text().replace("ep_size=4", "ep_size=2"))  # fixed, not committed
     assert main(args) == 0
     assert capsys.readouterr().out.startswith("rocmbot audit working tree: no findings")
+
+
+def test_bin_run_is_a_command_run_where_it_is_called(git_repo: GitRepo) -> None:
+    """Relative paths are the caller's, and the install step is skipped when nothing changed."""
+    project = Path(__file__).resolve().parents[1]
+    git_repo.write("tests/test_a.py", "register_rocm_ci(T, 'stage-b-1-gpu-x')\n")
+    git_repo.commit()
+    stamp = project / ".venv" / ".rocmbot-install"
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(project / "bin" / "run"), "audit", "--repo", ".", "--rev", "HEAD"],
+                              cwd=git_repo.root, capture_output=True, text=True, check=False)
+
+    first = run()
+    assert first.returncode == 1 and "REG002" in first.stdout, first.stderr
+    installed = stamp.stat().st_mtime_ns
+    assert run().stdout == first.stdout
+    assert stamp.stat().st_mtime_ns == installed  # no second install
