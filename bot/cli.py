@@ -145,7 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     if args.command is None:
-        parser.print_help(sys.stderr)
+        sys.stderr.write(f"usage: rocmbot COMMAND [OPTIONS] (commands: {', '.join(_COMMANDS)}; "
+                         "see `rocmbot --help` or `rocmbot COMMAND --help`)\n")
         return EXIT_USAGE
     try:
         return int(_COMMANDS[args.command](args))
@@ -183,7 +184,33 @@ def _config_file(path: str | None) -> LoadedConfig | None:
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise UsageError(f"cannot read config {path}: {reason}") from exc
-    return parse_config(text, path)
+    loaded = parse_config(text, path)
+    for problem in loaded.problems:
+        if problem.key == "(file)":  # the file as a whole is unusable: not a report on defaults
+            where = f"{path}:{problem.line}" if problem.line else path
+            raise UsageError(f"config {where}: {problem.message}")
+    return loaded
+
+
+def _require_files(tree: Tree, what: str, hint: str = "") -> None:
+    """A tree with no file at all is a mistake in what was asked, not a clean report."""
+    if not tree.list("**"):
+        raise UsageError(f"{what} has no files to analyse{hint}")
+
+
+_REV_HINT = "pass `--rev HEAD` to read its last commit"
+
+
+def _folder(path: str) -> Tree:
+    """The files of a working tree, refusing a git folder that has none to read."""
+    from bot.analysis.tree import FolderTree
+
+    root = Path(path)
+    if (root / "HEAD").is_file() and (root / "objects").is_dir() and (root / "refs").is_dir():
+        raise UsageError(f"{path} is a bare git repository, with no files checked out: {_REV_HINT}")
+    folder = FolderTree(path)
+    _require_files(folder, path, f" (nothing checked out): {_REV_HINT}" if (root / ".git").exists() else "")
+    return folder
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
@@ -195,6 +222,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     try:
         with GitRepository(args.repo) as repo:
             base, head = repo.tree(args.base), repo.tree(args.head)
+            _require_files(head, f"revision {args.head} of {args.repo}")
             report = analyze(base, head, loaded=loaded)
             _emit(FORMATS[args.format](report), args.output)
     except TreeError as exc:
@@ -203,17 +231,19 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def _open_tree(repo_path: str, rev: str | None) -> tuple[Tree, GitRepository | None]:
-    from bot.analysis.tree import FolderTree, GitRepository, TreeError
+    from bot.analysis.tree import GitRepository, TreeError
 
     try:
         if rev is None:
-            return FolderTree(repo_path), None
+            return _folder(repo_path), None
         repo = GitRepository(repo_path)
         try:
-            return repo.tree(rev), repo
-        except TreeError:
+            tree = repo.tree(rev)
+            _require_files(tree, f"revision {rev} of {repo_path}")
+        except (TreeError, UsageError):
             repo.close()
             raise
+        return tree, repo
     except TreeError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -278,9 +308,27 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         settings.check_servable()
     except SettingsError as exc:
         raise UsageError(str(exc)) from exc
+    _check_port(args.host, args.port)
     logs.configure(settings.log_level, settings.log_format)
     serve(settings, args.host, args.port, with_worker=not args.no_worker)
     return EXIT_OK
+
+
+def _check_port(host: str, port: int) -> None:
+    """Bind the address once, as the server will (SO_REUSEADDR), so a busy port is one line."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import socket
 import subprocess
 import sys
 import tomllib
@@ -66,7 +67,18 @@ def test_exit_status_1_on_error_findings(git_repo: GitRepo, capsys: pytest.Captu
         (["audit", "--format", "xml"], "invalid choice"),
         (["audit", "--jobs", "0"], "expected a number of processes, 1 or more: '0'"),
         (["audit", "-j", "many"], "expected a number of processes, 1 or more: 'many'"),
-        ([], ""),
+        (["audit", "--repo", "{repo}", "--config", "{tmp}/broken.yml"],
+         "config {tmp}/broken.yml:3: not valid YAML: did not find expected ',' or ']'"),
+        (["analyze", "--repo", "{repo}", "--base", "HEAD", "--config", "{tmp}/broken.yml"], "broken.yml:3: "),
+        (["audit", "--repo", "{tmp}/bare.git"], "bare git repository, with no files checked out: pass"),
+        (["config", "--repo", "{tmp}/bare.git"], "pass `--rev HEAD` to read its last commit"),
+        (["audit", "--repo", "{tmp}/unborn"], "{tmp}/unborn has no files to analyse (nothing checked out)"),
+        (["audit", "--repo", "{tmp}/nothing"], "{tmp}/nothing has no files to analyse"),
+        (["audit", "--repo", "{tmp}/unborn", "--rev", "HEAD"], "unknown revision: HEAD"),
+        (["analyze", "--repo", "{repo}", "--base", "HEAD", "--head", "{empty}"], "has no files to analyse"),
+        (["audit", "--repo", "{repo}", "--rev", "{empty}"], "revision {empty} of {repo} has no files"),
+        (["serve", "--port", "{port}"], "cannot listen on 127.0.0.1:{port}: Address already in use"),
+        ([], "usage: rocmbot COMMAND [OPTIONS] (commands: analyze, audit, config, demo, serve,"),
     ],
 )
 def test_usage_and_input_errors_exit_2_with_one_line(
@@ -75,15 +87,27 @@ def test_usage_and_input_errors_exit_2_with_one_line(
 ) -> None:
     root, _, _ = example
     monkeypatch.chdir(root)
-    argv = [a.format(tmp=tmp_path, repo=root) for a in args]
-    with pytest.raises(SystemExit) as exc:
-        raise SystemExit(main(argv))
+    monkeypatch.setenv("ROCMBOT_DRY_RUN", "1")
+    monkeypatch.setenv("ROCMBOT_DATABASE_URL", f"sqlite:///{tmp_path}/never.db")
+    (tmp_path / "broken.yml").write_text("select_nightly: true\nsuites: [1\nx: 2\n")
+    subprocess.run(["git", "clone", "-q", "--bare", str(root), str(tmp_path / "bare.git")], check=True)
+    subprocess.run(["git", "init", "-q", str(tmp_path / "unborn")], check=True)
+    (tmp_path / "nothing").mkdir()
+    git = GitRepo(root).git
+    empty = git("commit-tree", "-m", "empty", git("hash-object", "-w", "-t", "tree", "/dev/null"))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        values = {"tmp": tmp_path, "repo": root, "empty": empty, "port": busy.getsockname()[1]}
+        argv = [a.format(**values) for a in args]
+        with pytest.raises(SystemExit) as exc:
+            raise SystemExit(main(argv))
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert message in err
-    if message:
-        assert len(err.strip().splitlines()) == 1
-        assert "Traceback" not in err
+    assert message.format(**values) in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "never.db").exists()
 
 
 def test_an_unexpected_error_is_one_line_not_a_traceback(
