@@ -279,9 +279,15 @@ def _cmd_config(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from bot.demo import run_demo
+    from bot.demo import DemoFolderError, run_demo
 
-    sys.stdout.write(run_demo(args.dir, args.format))
+    try:
+        report = run_demo(args.dir, args.format)
+    except DemoFolderError as exc:
+        raise UsageError(str(exc)) from exc
+    sys.stdout.write(report)
+    if args.dir:  # on stderr: stdout stays the report, parseable in every format
+        sys.stderr.write(f"rocmbot: example repository at {args.dir} (kept)\n")
     return EXIT_OK
 
 

@@ -178,9 +178,50 @@ def test_config_shows_the_pin_groups_it_inferred(
 
 def test_demo_analyses_the_example_pr(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["demo", "--format", "text", "--dir", str(tmp_path / "demo")]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == f"rocmbot: example repository at {tmp_path / 'demo'} (kept)\n"
+    assert "enabled     rocm tests/e2e/megatron/test_qwen35_moe.py" in captured.out
+    assert (tmp_path / "demo" / ".git").is_dir()
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "github", "markdown", "text"])
+def test_demo_keeps_stdout_parseable_in_every_format(
+    fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo", "--format", fmt, "--dir", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out
-    assert f"Example repository at {tmp_path / 'demo'} (kept)" in out
-    assert "enabled     rocm tests/e2e/megatron/test_qwen35_moe.py" in out
+    if fmt in ("json", "sarif"):
+        json.loads(out)
+    elif fmt == "github":
+        assert all(line.startswith("::") for line in out.splitlines())
+    else:
+        assert out.startswith("### " if fmt == "markdown" else "rocmbot analyze ")
+
+
+@pytest.mark.parametrize("kind", ["a git repository", "a non-empty folder", "a file"])
+def test_demo_never_writes_into_a_folder_it_did_not_create(
+    kind: str, git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    if kind == "a git repository":
+        git_repo.write("README.md", "mine\n")
+        git_repo.commit("my work")
+        target = git_repo.root
+    elif kind == "a non-empty folder":
+        target = tmp_path / "notes"
+        target.mkdir()
+        (target / "todo.txt").write_text("x\n")
+    else:
+        target = tmp_path / "file"
+        target.write_text("x\n")
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    head = git_repo.git("rev-parse", "HEAD") if kind == "a git repository" else None
+    assert main(["demo", "--dir", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"rocmbot: error: {target} exists and is not empty: give a new or empty folder "
+                   "(the demo builds a git repository of its own there)\n")
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+    if head is not None:
+        assert git_repo.git("rev-parse", "HEAD") == head
 
 
 def test_analysis_commands_import_no_web_stack() -> None:
