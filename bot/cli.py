@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 from bot import __version__
 
 if TYPE_CHECKING:
+    from bot.analysis.report import Report
     from bot.analysis.tree import GitRepository, Tree
     from bot.store.store import Store
     from config.repo import LoadedConfig
@@ -49,6 +50,8 @@ def _add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--config", metavar="FILE",
                    help="use this configuration file instead of the repository's .github/rocmbot.yml")
+    p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                   help="text format: also list the tests, the ROCm runs and the tables")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,6 +176,16 @@ def _emit(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
+def _render(args: argparse.Namespace, report: Report) -> str:
+    from bot.formats import FORMATS, text
+
+    if args.format != "text":
+        return FORMATS[args.format](report)
+    colour = (not args.output and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+              and os.environ.get("TERM") != "dumb")
+    return text.render(report, verbose=args.verbose > 0, color=colour)
+
+
 def _config_file(path: str | None) -> LoadedConfig | None:
     """A LoadedConfig from a local file, or None to read the repository's own."""
     if path is None:
@@ -216,7 +229,6 @@ def _folder(path: str) -> Tree:
 def _cmd_analyze(args: argparse.Namespace) -> int:
     from bot.analysis.engine import analyze
     from bot.analysis.tree import GitRepository, TreeError
-    from bot.formats import FORMATS
 
     loaded = _config_file(args.config)
     try:
@@ -224,7 +236,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
             base, head = repo.tree(args.base), repo.tree(args.head)
             _require_files(head, f"revision {args.head} of {args.repo}")
             report = analyze(base, head, loaded=loaded)
-            _emit(FORMATS[args.format](report), args.output)
+            _emit(_render(args, report), args.output)
     except TreeError as exc:
         raise UsageError(str(exc)) from exc
     return report.exit_code
@@ -251,13 +263,12 @@ def _open_tree(repo_path: str, rev: str | None) -> tuple[Tree, GitRepository | N
 def _cmd_audit(args: argparse.Namespace) -> int:
     from bot.analysis.engine import audit
     from bot.analysis.parallel import default_jobs
-    from bot.formats import FORMATS
 
     loaded = _config_file(args.config)
     tree, repo = _open_tree(args.repo, args.rev)
     try:
         report = audit(tree, loaded=loaded, jobs=args.jobs or default_jobs())
-        _emit(FORMATS[args.format](report), args.output)
+        _emit(_render(args, report), args.output)
     finally:
         if repo is not None:
             repo.close()

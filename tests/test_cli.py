@@ -180,7 +180,7 @@ def test_demo_analyses_the_example_pr(capsys: pytest.CaptureFixture[str], tmp_pa
     assert main(["demo", "--format", "text", "--dir", str(tmp_path / "demo")]) == 0
     captured = capsys.readouterr()
     assert captured.err == f"rocmbot: example repository at {tmp_path / 'demo'} (kept)\n"
-    assert "enabled     rocm tests/e2e/megatron/test_qwen35_moe.py" in captured.out
+    assert "2 errors\n  tests/e2e/megatron/test_qwen35_moe.py\n    11: PAR002 [expert-grid]" in captured.out
     assert (tmp_path / "demo" / ".git").is_dir()
 
 
@@ -195,7 +195,7 @@ def test_demo_keeps_stdout_parseable_in_every_format(
     elif fmt == "github":
         assert all(line.startswith("::") for line in out.splitlines())
     else:
-        assert out.startswith("### " if fmt == "markdown" else "rocmbot analyze ")
+        assert out.startswith("### " if fmt == "markdown" else "2 errors\n")
 
 
 @pytest.mark.parametrize("kind", ["a git repository", "a non-empty folder", "a file"])
@@ -255,7 +255,7 @@ def test_the_pre_commit_hook_audits_the_files_as_they_are(
     root, _, _ = example
     monkeypatch.chdir(root)
     assert main(args) == 1  # the head's PAR002 fails the commit
-    assert "error PAR002" in capsys.readouterr().out
+    assert "PAR002 [expert-grid]" in capsys.readouterr().out
     test = root / "tests/e2e/megatron/test_qwen35_moe.py"
     test.write_text(test.read_text().replace("ep_size=4", "ep_size=2"))  # fixed, not committed
     assert main(args) == 0
@@ -278,3 +278,24 @@ def test_bin_run_is_a_command_run_where_it_is_called(git_repo: GitRepo) -> None:
     installed = stamp.stat().st_mtime_ns
     assert run().stdout == first.stdout
     assert stamp.stat().st_mtime_ns == installed  # no second install
+
+
+@pytest.mark.parametrize(("tty", "no_color", "verbose", "coloured"), [
+    (True, None, [], True), (True, "1", [], False), (False, None, ["-v"], False), (True, "", ["-v"], True),
+])
+def test_text_is_coloured_on_a_terminal_and_lists_tests_with_verbose(
+    tty: bool, no_color: str | None, verbose: list[str], coloured: bool, example: tuple[Path, str, str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root, base, head = example
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    monkeypatch.delenv("TERM", raising=False)
+    if no_color is None:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    else:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    assert main(["analyze", "--repo", str(root), "--base", base, "--head", head, *verbose]) == 1
+    out = capsys.readouterr().out
+    assert ("\x1b[1;31m2 errors\x1b[0m" in out) is coloured
+    assert ("\x1b[" in out) is coloured
+    assert ("enabled     rocm tests/e2e/megatron/test_qwen35_moe.py" in out) is bool(verbose)
