@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import socket
 import subprocess
@@ -299,3 +300,26 @@ def test_text_is_coloured_on_a_terminal_and_lists_tests_with_verbose(
     assert ("\x1b[1;31m2 errors\x1b[0m" in out) is coloured
     assert ("\x1b[" in out) is coloured
     assert ("enabled     rocm tests/e2e/megatron/test_qwen35_moe.py" in out) is bool(verbose)
+
+
+def test_ci_run_needs_only_the_standard_library(tmp_path: Path) -> None:
+    """What the ROCm job image holds: rocmbot installed with --no-deps, nothing else."""
+    project = Path(__file__).resolve().parents[1]
+    (tmp_path / "ok.py").write_text("print('fine')\n")
+    (tmp_path / "bad.py").write_text("raise SystemExit(3)\n")
+    probe = (  # -S: no site-packages, so any third-party import fails
+        f"import sys; sys.path.insert(0, {str(project)!r}); from bot.cli import main; "
+        "code = main(['ci', 'run', '--tests', 'ok.py bad.py', '--junit', 'r.xml']); "
+        "top = {m.split('.')[0] for m in sys.modules}; "
+        "third = sorted(top - set(sys.stdlib_module_names) - {'bot', '__main__'}); "
+        "print(code, third)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-S", "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                          env={**env, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "1 []"
+    assert 'tests="2" failures="1"' in (tmp_path / "r.xml").read_text()
+    assert "| `ok.py` | ✅ passed |" in (tmp_path / "summary.md").read_text()
+    dockerfile = (project / "Dockerfile.rocm").read_text()
+    (install,) = [ln for ln in dockerfile.splitlines() if ln.startswith("RUN") and "/opt/rocmbot" in ln]
+    assert "pip install --no-cache-dir --no-deps /opt/rocmbot" in install
