@@ -663,6 +663,9 @@ def pg_restart_campaign(w: World, service: Service, pg: Any, c: Campaign, down_s
         pg.stop("fast")  # returns once the server is down
         window["down"] = time.monotonic()
         time.sleep(down_seconds)
+        deadline = time.monotonic() + 60  # a loaded machine may not have probed yet: stay down until
+        while time.monotonic() < deadline and not any(window["down"] <= s for s, _, _ in probes):
+            time.sleep(0.05)  # one /readyz probe was sent and answered while down
         window["up"] = time.monotonic()
         pg.start()
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 from bot import __version__
 
 if TYPE_CHECKING:
+    from bot.analysis.report import Report
     from bot.analysis.tree import GitRepository, Tree
     from bot.store.store import Store
     from config.repo import LoadedConfig
@@ -49,6 +50,8 @@ def _add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--config", metavar="FILE",
                    help="use this configuration file instead of the repository's .github/rocmbot.yml")
+    p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                   help="text format: also list the tests, the ROCm runs and the tables")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -150,7 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     if args.command is None:
-        parser.print_help(sys.stderr)
+        sys.stderr.write(f"usage: rocmbot COMMAND [OPTIONS] (commands: {', '.join(_COMMANDS)}; "
+                         "see `rocmbot --help` or `rocmbot COMMAND --help`)\n")
         return EXIT_USAGE
     try:
         return int(_COMMANDS[args.command](args))
@@ -177,6 +181,16 @@ def _emit(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
+def _render(args: argparse.Namespace, report: Report) -> str:
+    from bot.formats import FORMATS, text
+
+    if args.format != "text":
+        return FORMATS[args.format](report)
+    colour = (not args.output and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+              and os.environ.get("TERM") != "dumb")
+    return text.render(report, verbose=args.verbose > 0, color=colour)
+
+
 def _config_file(path: str | None) -> LoadedConfig | None:
     """A LoadedConfig from a local file, or None to read the repository's own."""
     if path is None:
@@ -188,37 +202,65 @@ def _config_file(path: str | None) -> LoadedConfig | None:
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise UsageError(f"cannot read config {path}: {reason}") from exc
-    return parse_config(text, path)
+    loaded = parse_config(text, path)
+    for problem in loaded.problems:
+        if problem.key == "(file)":  # the file as a whole is unusable: not a report on defaults
+            where = f"{path}:{problem.line}" if problem.line else path
+            raise UsageError(f"config {where}: {problem.message}")
+    return loaded
+
+
+def _require_files(tree: Tree, what: str, hint: str = "") -> None:
+    """A tree with no file at all is a mistake in what was asked, not a clean report."""
+    if not tree.list("**"):
+        raise UsageError(f"{what} has no files to analyse{hint}")
+
+
+_REV_HINT = "pass `--rev HEAD` to read its last commit"
+
+
+def _folder(path: str) -> Tree:
+    """The files of a working tree, refusing a git folder that has none to read."""
+    from bot.analysis.tree import FolderTree
+
+    root = Path(path)
+    if (root / "HEAD").is_file() and (root / "objects").is_dir() and (root / "refs").is_dir():
+        raise UsageError(f"{path} is a bare git repository, with no files checked out: {_REV_HINT}")
+    folder = FolderTree(path)
+    _require_files(folder, path, f" (nothing checked out): {_REV_HINT}" if (root / ".git").exists() else "")
+    return folder
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
     from bot.analysis.engine import analyze
     from bot.analysis.tree import GitRepository, TreeError
-    from bot.formats import FORMATS
 
     loaded = _config_file(args.config)
     try:
         with GitRepository(args.repo) as repo:
             base, head = repo.tree(args.base), repo.tree(args.head)
+            _require_files(head, f"revision {args.head} of {args.repo}")
             report = analyze(base, head, loaded=loaded)
-            _emit(FORMATS[args.format](report), args.output)
+            _emit(_render(args, report), args.output)
     except TreeError as exc:
         raise UsageError(str(exc)) from exc
     return report.exit_code
 
 
 def _open_tree(repo_path: str, rev: str | None) -> tuple[Tree, GitRepository | None]:
-    from bot.analysis.tree import FolderTree, GitRepository, TreeError
+    from bot.analysis.tree import GitRepository, TreeError
 
     try:
         if rev is None:
-            return FolderTree(repo_path), None
+            return _folder(repo_path), None
         repo = GitRepository(repo_path)
         try:
-            return repo.tree(rev), repo
-        except TreeError:
+            tree = repo.tree(rev)
+            _require_files(tree, f"revision {rev} of {repo_path}")
+        except (TreeError, UsageError):
             repo.close()
             raise
+        return tree, repo
     except TreeError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -226,13 +268,12 @@ def _open_tree(repo_path: str, rev: str | None) -> tuple[Tree, GitRepository | N
 def _cmd_audit(args: argparse.Namespace) -> int:
     from bot.analysis.engine import audit
     from bot.analysis.parallel import default_jobs
-    from bot.formats import FORMATS
 
     loaded = _config_file(args.config)
     tree, repo = _open_tree(args.repo, args.rev)
     try:
         report = audit(tree, loaded=loaded, jobs=args.jobs or default_jobs())
-        _emit(FORMATS[args.format](report), args.output)
+        _emit(_render(args, report), args.output)
     finally:
         if repo is not None:
             repo.close()
@@ -254,9 +295,15 @@ def _cmd_config(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from bot.demo import run_demo
+    from bot.demo import DemoFolderError, run_demo
 
-    sys.stdout.write(run_demo(args.dir, args.format))
+    try:
+        report = run_demo(args.dir, args.format)
+    except DemoFolderError as exc:
+        raise UsageError(str(exc)) from exc
+    sys.stdout.write(report)
+    if args.dir:  # on stderr: stdout stays the report, parseable in every format
+        sys.stderr.write(f"rocmbot: example repository at {args.dir} (kept)\n")
     return EXIT_OK
 
 
@@ -289,9 +336,27 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         settings.check_servable()
     except SettingsError as exc:
         raise UsageError(str(exc)) from exc
+    _check_port(args.host, args.port)
     logs.configure(settings.log_level, settings.log_format)
     serve(settings, args.host, args.port, with_worker=not args.no_worker)
     return EXIT_OK
+
+
+def _check_port(host: str, port: int) -> None:
+    """Bind the address once, as the server will (SO_REUSEADDR), so a busy port is one line."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:

@@ -96,8 +96,22 @@ def post_through_local_port(root: Path, base: str, head: str) -> list[Write]:
     return port.writes
 
 
+class DemoFolderError(Exception):
+    """The folder asked for holds something already: the demo writes only where it made the folder."""
+
+
+def check_folder(folder: Path) -> None:
+    """Refuse a folder that exists and is not empty (another repository, say): the demo commits
+    onto the current branch of whatever repository it builds in."""
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise DemoFolderError(f"{folder} exists and is not empty: give a new or empty folder "
+                              "(the demo builds a git repository of its own there)")
+
+
 def run_demo(folder: str | None, fmt: str) -> str:
     """Analyse the example PR and return the rendered report, and what would be posted."""
+    if folder:
+        check_folder(Path(folder))
     with tempfile.TemporaryDirectory(prefix="rocmbot-demo-") as tmp:
         root = Path(folder) if folder else Path(tmp) / "repo"
         base, head = build_example(root)
@@ -107,6 +121,4 @@ def run_demo(folder: str | None, fmt: str) -> str:
         if fmt in ("markdown", "text"):
             writes = post_through_local_port(root, base, head)
             out += "\n---\nWhat the App would post on the PR:\n\n" + describe_writes(writes) + "\n"
-        if folder:
-            out = f"Example repository at {root} (kept)\n" + out
         return out

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import socket
 import subprocess
 import sys
 import tomllib
@@ -66,7 +68,18 @@ def test_exit_status_1_on_error_findings(git_repo: GitRepo, capsys: pytest.Captu
         (["audit", "--format", "xml"], "invalid choice"),
         (["audit", "--jobs", "0"], "expected a number of processes, 1 or more: '0'"),
         (["audit", "-j", "many"], "expected a number of processes, 1 or more: 'many'"),
-        ([], ""),
+        (["audit", "--repo", "{repo}", "--config", "{tmp}/broken.yml"],
+         "config {tmp}/broken.yml:3: not valid YAML: did not find expected ',' or ']'"),
+        (["analyze", "--repo", "{repo}", "--base", "HEAD", "--config", "{tmp}/broken.yml"], "broken.yml:3: "),
+        (["audit", "--repo", "{tmp}/bare.git"], "bare git repository, with no files checked out: pass"),
+        (["config", "--repo", "{tmp}/bare.git"], "pass `--rev HEAD` to read its last commit"),
+        (["audit", "--repo", "{tmp}/unborn"], "{tmp}/unborn has no files to analyse (nothing checked out)"),
+        (["audit", "--repo", "{tmp}/nothing"], "{tmp}/nothing has no files to analyse"),
+        (["audit", "--repo", "{tmp}/unborn", "--rev", "HEAD"], "unknown revision: HEAD"),
+        (["analyze", "--repo", "{repo}", "--base", "HEAD", "--head", "{empty}"], "has no files to analyse"),
+        (["audit", "--repo", "{repo}", "--rev", "{empty}"], "revision {empty} of {repo} has no files"),
+        (["serve", "--port", "{port}"], "cannot listen on 127.0.0.1:{port}: Address already in use"),
+        ([], "usage: rocmbot COMMAND [OPTIONS] (commands: analyze, audit, config, demo, sandbox, serve,"),
     ],
 )
 def test_usage_and_input_errors_exit_2_with_one_line(
@@ -75,15 +88,27 @@ def test_usage_and_input_errors_exit_2_with_one_line(
 ) -> None:
     root, _, _ = example
     monkeypatch.chdir(root)
-    argv = [a.format(tmp=tmp_path, repo=root) for a in args]
-    with pytest.raises(SystemExit) as exc:
-        raise SystemExit(main(argv))
+    monkeypatch.setenv("ROCMBOT_DRY_RUN", "1")
+    monkeypatch.setenv("ROCMBOT_DATABASE_URL", f"sqlite:///{tmp_path}/never.db")
+    (tmp_path / "broken.yml").write_text("select_nightly: true\nsuites: [1\nx: 2\n")
+    subprocess.run(["git", "clone", "-q", "--bare", str(root), str(tmp_path / "bare.git")], check=True)
+    subprocess.run(["git", "init", "-q", str(tmp_path / "unborn")], check=True)
+    (tmp_path / "nothing").mkdir()
+    git = GitRepo(root).git
+    empty = git("commit-tree", "-m", "empty", git("hash-object", "-w", "-t", "tree", "/dev/null"))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        values = {"tmp": tmp_path, "repo": root, "empty": empty, "port": busy.getsockname()[1]}
+        argv = [a.format(**values) for a in args]
+        with pytest.raises(SystemExit) as exc:
+            raise SystemExit(main(argv))
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert message in err
-    if message:
-        assert len(err.strip().splitlines()) == 1
-        assert "Traceback" not in err
+    assert message.format(**values) in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "never.db").exists()
 
 
 def test_an_unexpected_error_is_one_line_not_a_traceback(
@@ -152,9 +177,50 @@ def test_config_shows_the_pin_groups_it_inferred(
 
 def test_demo_analyses_the_example_pr(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["demo", "--format", "text", "--dir", str(tmp_path / "demo")]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == f"rocmbot: example repository at {tmp_path / 'demo'} (kept)\n"
+    assert "2 errors\n  tests/e2e/megatron/test_qwen35_moe.py\n    11: PAR002 [expert-grid]" in captured.out
+    assert (tmp_path / "demo" / ".git").is_dir()
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "github", "markdown", "text"])
+def test_demo_keeps_stdout_parseable_in_every_format(
+    fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo", "--format", fmt, "--dir", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out
-    assert f"Example repository at {tmp_path / 'demo'} (kept)" in out
-    assert "enabled     rocm tests/e2e/megatron/test_qwen35_moe.py" in out
+    if fmt in ("json", "sarif"):
+        json.loads(out)
+    elif fmt == "github":
+        assert all(line.startswith("::") for line in out.splitlines())
+    else:
+        assert out.startswith("### " if fmt == "markdown" else "2 errors\n")
+
+
+@pytest.mark.parametrize("kind", ["a git repository", "a non-empty folder", "a file"])
+def test_demo_never_writes_into_a_folder_it_did_not_create(
+    kind: str, git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    if kind == "a git repository":
+        git_repo.write("README.md", "mine\n")
+        git_repo.commit("my work")
+        target = git_repo.root
+    elif kind == "a non-empty folder":
+        target = tmp_path / "notes"
+        target.mkdir()
+        (target / "todo.txt").write_text("x\n")
+    else:
+        target = tmp_path / "file"
+        target.write_text("x\n")
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    head = git_repo.git("rev-parse", "HEAD") if kind == "a git repository" else None
+    assert main(["demo", "--dir", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"rocmbot: error: {target} exists and is not empty: give a new or empty folder "
+                   "(the demo builds a git repository of its own there)\n")
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+    if head is not None:
+        assert git_repo.git("rev-parse", "HEAD") == head
 
 
 def test_analysis_commands_import_no_web_stack() -> None:
@@ -188,8 +254,70 @@ def test_the_pre_commit_hook_audits_the_files_as_they_are(
     root, _, _ = example
     monkeypatch.chdir(root)
     assert main(args) == 1  # the head's PAR002 fails the commit
-    assert "error PAR002" in capsys.readouterr().out
+    assert "PAR002 [expert-grid]" in capsys.readouterr().out
     test = root / "tests/e2e/megatron/test_qwen35_moe.py"
     test.write_text(test.read_text().replace("ep_size=4", "ep_size=2"))  # fixed, not committed
     assert main(args) == 0
     assert capsys.readouterr().out.startswith("rocmbot audit working tree: no findings")
+
+
+def test_bin_run_is_a_command_run_where_it_is_called(git_repo: GitRepo) -> None:
+    """Relative paths are the caller's, and the install step is skipped when nothing changed."""
+    project = Path(__file__).resolve().parents[1]
+    git_repo.write("tests/test_a.py", "register_rocm_ci(T, 'stage-b-1-gpu-x')\n")
+    git_repo.commit()
+    stamp = project / ".venv" / ".rocmbot-install"
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(project / "bin" / "run"), "audit", "--repo", ".", "--rev", "HEAD"],
+                              cwd=git_repo.root, capture_output=True, text=True, check=False)
+
+    first = run()
+    assert first.returncode == 1 and "REG002" in first.stdout, first.stderr
+    installed = stamp.stat().st_mtime_ns
+    assert run().stdout == first.stdout
+    assert stamp.stat().st_mtime_ns == installed  # no second install
+
+
+@pytest.mark.parametrize(("tty", "no_color", "verbose", "coloured"), [
+    (True, None, [], True), (True, "1", [], False), (False, None, ["-v"], False), (True, "", ["-v"], True),
+])
+def test_text_is_coloured_on_a_terminal_and_lists_tests_with_verbose(
+    tty: bool, no_color: str | None, verbose: list[str], coloured: bool, example: tuple[Path, str, str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root, base, head = example
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    monkeypatch.delenv("TERM", raising=False)
+    if no_color is None:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    else:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    assert main(["analyze", "--repo", str(root), "--base", base, "--head", head, *verbose]) == 1
+    out = capsys.readouterr().out
+    assert ("\x1b[1;31m2 errors\x1b[0m" in out) is coloured
+    assert ("\x1b[" in out) is coloured
+    assert ("enabled     rocm tests/e2e/megatron/test_qwen35_moe.py" in out) is bool(verbose)
+
+
+def test_ci_run_needs_only_the_standard_library(tmp_path: Path) -> None:
+    """What the ROCm job image holds: rocmbot installed with --no-deps, nothing else."""
+    project = Path(__file__).resolve().parents[1]
+    (tmp_path / "ok.py").write_text("print('fine')\n")
+    (tmp_path / "bad.py").write_text("raise SystemExit(3)\n")
+    probe = (  # -S: no site-packages, so any third-party import fails
+        f"import sys; sys.path.insert(0, {str(project)!r}); from bot.cli import main; "
+        "code = main(['ci', 'run', '--tests', 'ok.py bad.py', '--junit', 'r.xml']); "
+        "top = {m.split('.')[0] for m in sys.modules}; "
+        "third = sorted(top - set(sys.stdlib_module_names) - {'bot', '__main__'}); "
+        "print(code, third)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-S", "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                          env={**env, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "1 []"
+    assert 'tests="2" failures="1"' in (tmp_path / "r.xml").read_text()
+    assert "| `ok.py` | ✅ passed |" in (tmp_path / "summary.md").read_text()
+    dockerfile = (project / "Dockerfile.rocm").read_text()
+    (install,) = [ln for ln in dockerfile.splitlines() if ln.startswith("RUN") and "/opt/rocmbot" in ln]
+    assert "pip install --no-cache-dir --no-deps /opt/rocmbot" in install

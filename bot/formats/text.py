@@ -1,60 +1,136 @@
-"""`--format text`: for a terminal."""
+"""`--format text`: for a terminal. Findings first, by severity and file; then one paragraph on
+the tests and launches. The per-test listing, the runs and the tables come with ``verbose``."""
 
 from __future__ import annotations
 
-from bot.analysis.report import Report, Table
+import re
+import textwrap
+
+from bot.analysis.findings import Finding, Severity
+from bot.analysis.report import Report, Table, TestEntry
 from bot.formats.common import gpu_minutes, headline, launches, minutes, pre_existing, short
+
+WIDTH = 100
+_COLOURS = {Severity.ERROR: "1;31", Severity.WARNING: "1;33", Severity.INFO: "1;36"}
+_BOLD = "1"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def plain(text: str) -> str:
+    """One line with no control character: text from a PR cannot move the cursor or colour
+    the terminal (an escape sequence in a file name, say)."""
+    return _CONTROL.sub("?", " ".join(str(text).split()))
+
+
+class _Paint:
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def __call__(self, text: str, sgr: str) -> str:
+        return f"\x1b[{sgr}m{text}\x1b[0m" if self.on and text else text
 
 
 def _table(table: Table) -> list[str]:
-    rows = [table.header, *table.rows]
+    rows = [tuple(plain(c) for c in r) for r in (table.header, *table.rows)]
     widths = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(len(table.header))]
-    out = [table.title]
+    out = [plain(table.title)]
     for n, row in enumerate(rows):
         out.append("  " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip())
         if n == 0:
             out.append("  " + "  ".join("-" * w for w in widths))
     if table.note:
-        out.append("  " + table.note)
+        out.append("  " + plain(table.note))
     return out
 
 
-def render(report: Report) -> str:
+def _findings(findings: list[Finding], paint: _Paint) -> list[str]:
     lines: list[str] = []
+    for severity in Severity:
+        mine = [f for f in findings if f.severity is severity]
+        if not mine:
+            continue
+        noun = severity.value + ("s" if len(mine) != 1 else "")
+        lines.append(paint(f"{len(mine)} {noun}", _COLOURS[severity]))
+        files: dict[str, list[Finding]] = {}
+        for f in mine:
+            files.setdefault(plain(f.path) if f.path else "(the repository)", []).append(f)
+        for path, group in files.items():
+            lines.append("  " + paint(path, _BOLD))
+            for f in group:
+                where = f"{f.line}: " if f.line else ""
+                lines.append(f"    {where}{paint(f.rule, _COLOURS[severity])} [{f.slug}] {plain(f.message)}"
+                             f"{pre_existing(f)}")
+                lines.extend(f"        {plain(d)}" for d in f.details)
+                if f.fix:
+                    lines.append(f"        fix: {plain(f.fix)}")
+    return lines
+
+
+def _test_line(t: TestEntry, analyze: bool) -> list[str]:
+    state = "disabled" if t.disabled is not None else "enabled"
+    if analyze:
+        lines = [f"  {t.change:<11} {t.backend:<4} {plain(t.path)} [{plain(str(t.suite))}, {state}]"]
+        lines.extend(f"              - {plain(reason)}" for reason in t.reasons)
+        return lines
+    return [f"  {t.backend:<4} {plain(t.path)}:{t.line} [{plain(str(t.suite))}, {state}]"]
+
+
+def _details(report: Report, in_scope: list[TestEntry]) -> list[str]:
+    """What ``verbose`` adds: the tests, the ROCm runs, the tables."""
+    analyze = report.mode == "analyze"
+    lines: list[str] = []
+    if in_scope:
+        lines.append("Tests changed or affected:" if analyze else "Tests:")
+        for t in in_scope:
+            lines.extend(_test_line(t, analyze))
+    if report.selected:
+        lines.append("ROCm runs to dispatch:")
+        lines.extend(f"  {s.tier:<11} {plain(s.path)} [{plain(s.suite)}, {minutes(s.est_time)}, "
+                     f"{gpu_minutes(s)} GPU-min]" for s in report.selected)
+    for table in report.tables:
+        if lines:
+            lines.append("")
+        lines.extend(_table(table))
+    return lines
+
+
+def _summary(report: Report, in_scope: list[TestEntry], hidden: bool) -> str:
+    markers = f"{len(report.tests)} marker{'s' if len(report.tests) != 1 else ''}"
     if report.mode == "analyze":
-        lines.append(f"rocmbot analyze {short(report.base)}..{short(report.head)}: {headline(report)}")
-        in_scope = [t for t in report.tests if t.change != "unchanged"]
-        lines.append(f"{len(report.tests)} markers, {len(in_scope)} changed or affected")
+        text = (f"rocmbot analyze {short(report.base)}..{short(report.head)}: {headline(report)}. "
+                f"{markers}, {len(in_scope)} changed or affected.")
+        if report.selected:
+            text += (f" ROCm runs to dispatch: {len(report.selected)} "
+                     f"({report.gpu_minutes():.0f} GPU-minutes).")
+        else:
+            text += " ROCm runs to dispatch: none."
     else:
-        lines.append(f"rocmbot audit {short(report.head)}: {headline(report)}")
-        in_scope = []
-        lines.append(f"{len(report.tests)} markers")
+        text = f"rocmbot audit {short(report.head)}: {headline(report)}. {markers}."
     checked = launches(report)
     if checked:
-        lines.append(checked)
-    for t in in_scope:
-        state = "disabled" if t.disabled is not None else "enabled"
-        lines.append(f"  {t.change:<11} {t.backend:<4} {t.path} [{t.suite}, {state}]")
-        for reason in t.reasons:
-            lines.append(f"              - {reason}")
-    if report.mode == "analyze":
-        if report.selected:
-            total = report.gpu_minutes()
-            lines.append(f"ROCm runs to dispatch: {len(report.selected)} ({total:.0f} GPU-minutes)")
-            for s in report.selected:
-                lines.append(f"  {s.tier:<11} {s.path} [{s.suite}, {minutes(s.est_time)}, "
-                             f"{gpu_minutes(s)} GPU-min]")
-        else:
-            lines.append("ROCm runs to dispatch: none")
-    for table in report.tables:
+        text += f" {checked[0].upper()}{checked[1:]}."
+    if hidden:
+        extra = [part for part, shown in (("the ROCm runs", report.selected), ("the tables", report.tables))
+                 if shown]
+        parts = ["the tests", *extra]
+        listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        text += f" Run with -v to list {listed}."
+    return textwrap.fill(text, WIDTH, break_on_hyphens=False, break_long_words=False)
+
+
+def render(report: Report, *, verbose: bool = False, color: bool = False) -> str:
+    paint = _Paint(color)
+    in_scope = ([t for t in report.tests if t.change != "unchanged"] if report.mode == "analyze"
+                else list(report.tests))
+    lines = _findings(report.findings, paint)
+    details = _details(report, in_scope)
+    if verbose and details:
+        if lines:
+            lines.append("")
+        lines.extend(details)
+    if lines:
         lines.append("")
-        lines.extend(_table(table))
-    if report.findings:
-        lines.append("")
-    for f in report.findings:
-        where = f"{f.path}:{f.line}" if f.path and f.line else (f.path or "-")
-        lines.append(f"{where}: {f.severity.value} {f.rule} [{f.slug}] {f.message}{pre_existing(f)}")
-        lines.extend(f"    {d}" for d in f.details)
-        if f.fix:
-            lines.append(f"    fix: {f.fix}")
+    lines.append(_summary(report, in_scope, bool(details) and not verbose))
     return "\n".join(lines) + "\n"

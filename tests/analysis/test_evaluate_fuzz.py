@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -117,11 +116,9 @@ def test_evaluator_never_raises_and_terminates_on_generated_programs(body: list[
     source = _source(body)
     if source is None:
         return
-    started = time.monotonic()
     result, _ = evaluate_source(source, limits=LIMITS, env={"MILES_PLATFORM": "rocm"})
     assert result.error is None, (result.error, source)
-    assert time.monotonic() - started < 10
-    assert result.steps <= LIMITS.max_steps + 1
+    assert result.steps <= LIMITS.max_steps + 1  # bounded work; a hang is pytest-timeout's
 
 
 @settings(max_examples=200, deadline=None)
@@ -151,7 +148,6 @@ ADVERSARIAL = [
 
 def test_evaluator_stops_on_adversarial_programs() -> None:
     for source in ADVERSARIAL:
-        started = time.monotonic()
         result, _ = evaluate_source(source, limits=Limits(max_steps=20_000))
         assert result.error is None, (result.error, source)
-        assert time.monotonic() - started < 10, source
+        assert result.steps <= 20_000 + 1, source

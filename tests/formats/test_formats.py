@@ -143,12 +143,59 @@ def test_html_prose_keeps_the_spaces_around_code_elements() -> None:
 
 def test_text_format_names_rules_and_fixes() -> None:
     out = text.render(_report())
-    assert "tests/test_@octocat.py:3: warning REG001 [suite-not-run]" in out
-    assert "    fix: add it" in out
+    assert "  tests/test_@octocat.py\n    3: REG001 [suite-not-run] Suite" in out
+    assert "        fix: add it" in out
     assert "ROCm runs to dispatch: 1 (107 GPU-minutes)" in out
-    assert "Launches of @team" in out
+    assert "Launches of @team" in text.render(_report(), verbose=True)
     audit_out = text.render(_report("audit"))
-    assert audit_out.startswith("rocmbot audit bbbbbbbbbbbb: 1 error, 2 warnings")
+    assert "\nrocmbot audit bbbbbbbbbbbb: 1 error, 2 warnings. 1 marker." in audit_out
+
+
+def test_text_puts_findings_first_by_severity_and_file_then_one_paragraph() -> None:
+    report = _report()
+    report.findings.append(finding("REG002", "a,b:c.py", 9, "again", severity=Severity.ERROR))
+    out = text.render(report)
+    head, summary = out.split("\n\n")
+    assert head.splitlines()[:4] == [
+        "2 errors", "  a,b:c.py", "    7: REG002 [marker-not-literal] 100% wrong second line",
+        "    9: REG002 [marker-not-literal] again"]
+    assert head.index("2 warnings") > head.index("2 errors")
+    assert "  (the repository)\n    REG003 [gpu-count-unknown] no location" in head
+    assert summary.startswith("rocmbot analyze aaaaaaaaaaaa..bbbbbbbbbbbb: 2 errors, 2 warnings. 1 marker, 1")
+    assert " ".join(summary.split()).endswith("Run with -v to list the tests, the ROCm runs and the tables.")
+    assert "tests/test_@octocat.py [stage-c-4-gpu-mi350" not in out
+
+
+def test_text_lists_the_tests_runs_and_tables_with_verbose() -> None:
+    out = text.render(_report(), verbose=True)
+    tests = out.index("Tests changed or affected:\n  enabled     rocm tests/test_@octocat.py [stage-c-4")
+    runs = out.index("ROCm runs to dispatch:\n  direct      tests/test_@octocat.py [stage-c-4-gpu-mi350, 27")
+    assert out.index("1 error") < tests < runs < out.index("Launches of @team") < out.index("rocmbot analyze")
+    assert "Run with -v" not in out
+    audit = text.render(_report("audit"), verbose=True)
+    assert "Tests:\n  rocm tests/test_@octocat.py:3 [stage-c-4-gpu-mi350, enabled]" in audit
+
+
+class _Launched(TestEntry):
+    """A test entry with the `launch` state DESIGN.md gives it (and the report may not have yet)."""
+
+
+def test_text_counts_launches_and_keeps_control_characters_out() -> None:
+    report = _report()
+    states = ["checked", "partial", "checked", "none"]
+    report.tests = [_Launched(f"tests/t{i}.py", 1, "register_rocm_ci", "rocm", "s", 1, 1.0, None, "unchanged")
+                    for i in range(len(states))]
+    for entry, state in zip(report.tests, states, strict=True):
+        object.__setattr__(entry, "launch", state)
+    hostile = "a\x1b]0;title\x07 b\x9b"
+    report.findings = [finding("REG002", "x\x1b[2J.py", 1, hostile, severity=Severity.ERROR)]
+    out = text.render(report, color=False)
+    assert ("Launches checked: 2 of 3 (1 partly); 1 GPU marker starts no launch the rules model."
+            in " ".join(out.split()))
+    assert "x?[2J.py" in out and "a?]0;title? b?" in out
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", out)
+    coloured = text.render(report, color=True)
+    assert "\x1b[1;31m1 error\x1b[0m" in coloured and "\x1b[1mx?[2J.py\x1b[0m" in coloured
 
 
 def test_a_run_with_an_unknown_time_or_gpu_count_adds_no_gpu_minutes() -> None:
@@ -160,7 +207,7 @@ def test_a_run_with_an_unknown_time_or_gpu_count_adds_no_gpu_minutes() -> None:
     ]
     assert [s.gpu_minutes for s in report.selected] == [None, None, 2.0]
     assert report.gpu_minutes() == 2.0
-    out = text.render(report)
+    out = text.render(report, verbose=True)
     assert "tests/test_b.py [stage-b, ?, ? GPU-min]" in out
     assert "tests/test_a.py [stage-a, 2 min, ? GPU-min]" in out
     doc = json.loads(FORMATS["json"](report))
@@ -241,7 +288,9 @@ def test_empty_report_renders_quietly() -> None:
     report = Report("analyze", "a" * 40, "b" * 40, [], [], [])
     assert "No registered test is touched (0 markers checked)." in markdown.render(report)
     assert "ROCm runs `/run-amd` would dispatch**: none." in markdown.render(report)
-    assert "ROCm runs to dispatch: none" in text.render(report)
+    assert " ".join(text.render(report).split()) == (
+        "rocmbot analyze aaaaaaaaaaaa..bbbbbbbbbbbb: no findings. 0 markers, 0 changed or affected. "
+        "ROCm runs to dispatch: none.")
     assert markdown.render(report).startswith("### ✅ rocmbot: no findings")
 
 

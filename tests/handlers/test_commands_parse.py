@@ -97,15 +97,17 @@ def test_workflow_contract_problems(text: bytes | None, problem: str) -> None:
 def test_ci_run_reports_each_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "ok.py").write_text("print('fine')\n")
     (tmp_path / "bad.py").write_text("raise SystemExit(3)\n")
-    (tmp_path / "slow.py").write_text("import time\ntime.sleep(30)\n")
+    (tmp_path / "slow.py").write_text("import time\ntime.sleep(3600)\n")
     monkeypatch.chdir(tmp_path)
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    assert run(["ok.py"], timeout=30, junit_path=None) == 0
-    code = run(["ok.py", "bad.py", "slow.py", "missing.py"], timeout=1, junit_path="r.xml", suite="s")
+    assert run(["ok.py"], timeout=60, junit_path=None) == 0
+    # The timeout must also let ok.py and bad.py start and end on a loaded machine.
+    code = run(["ok.py", "bad.py", "slow.py", "missing.py"], timeout=8, junit_path="r.xml", suite="s")
     assert code == 1
     xml = (tmp_path / "r.xml").read_text()
-    assert 'tests="4" failures="3"' in xml and 'name="slow.py"' in xml and "timed out after 1 s" in xml
+    assert 'tests="4" failures="3"' in xml and 'name="slow.py"' in xml and "timed out after 8 s" in xml
+    assert 'name="ok.py" time=' in xml and xml.count("<failure") == 3
     text = summary.read_text()
     assert "| `bad.py` | ❌ failed |" in text and "| `missing.py` | ❓ missing |" in text
     assert main(["ci", "run", "--tests", "ok.py", "--runner", f"{sys.executable} -u"]) == 0

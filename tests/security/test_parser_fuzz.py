@@ -1,12 +1,11 @@
-"""The parsers under hostile files: they never raise, and their time stays linear in the size.
+"""The parsers under hostile files: they never raise, and pathological files are read to the end.
 
 Every file of a PR is read by one of these parsers before anyone looks at it, so a file that
-makes one crash or run for minutes is a denial of service on the bot. Each pathological input
-below is timed twice, at a quarter of its size and at full size: a linear parser takes about
-4x as long, a quadratic one (a regular expression that backtracks, a rescan per line) 16x.
-The full-size time must also stay within a multiple of a benign file of the same size, so a
-heavy constant shows too. Bounds are generous ratios, never absolute timings, and a failed
-bound is measured once more before it counts: a 2-core machine under load stays within them.
+makes one crash or run for minutes is a denial of service on the bot. The pathological inputs
+below (CORPORA) are parsed here at full size, under pytest-timeout's guard against a hang; how
+their time grows with their size (linear: 4x for 4x the size; quadratic: 16x) and how it
+compares with a benign file of the same size is measured by `bench/parsers.py`, as ratios, where
+a loaded machine cannot turn a slow second into a failed test.
 
 Sizes: 200 KB for the parsers that are pure Python or C; 100 KB where every input reaches
 bashlex (Dockerfiles, workflows), which parses about 100 KB a second.
@@ -14,7 +13,6 @@ bashlex (Dockerfiles, workflows), which parses about 100 KB a second.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,10 +31,7 @@ from bot.analysis.workflows import parse_workflow
 from config.repo import parse_config
 from config.yamlload import ExpansionError, expanded_size
 
-GROWTH = 8.0  # 4x the size may take at most 8x the time (linear: 4x; quadratic: 16x)
-RATIO = 8.0  # a pathological file may take at most 8x a benign one of the same size
-FLOOR = 1.0  # below a second, growth is not judged: timer noise
-RATIO_FLOOR = 2.0  # nor a ratio below two (coverage tracing alone slows parsers 2-3x)
+HANG = 300  # seconds: pytest-timeout's guard for one parse of a hostile file (it takes about one)
 NAMES = {"register_rocm_ci": "rocm", "register_amd_ci": "rocm", "register_cuda_ci": "cuda"}
 
 Build = Callable[[int], str]
@@ -167,42 +162,16 @@ CORPORA: dict[str, tuple[Callable[[str], object], int, Build, dict[str, Build]]]
 }
 
 
-def _seconds(parse: Callable[[str], object], text: str) -> float:
-    start = time.perf_counter()
-    parse(text)
-    return time.perf_counter() - start
-
-
-_BASELINES: dict[str, float] = {}
-
-
-def _baseline(corpus: str) -> float:
-    if corpus not in _BASELINES:
-        parse, size, benign, _ = CORPORA[corpus]
-        _BASELINES[corpus] = _seconds(parse, benign(size))
-    return _BASELINES[corpus]
-
-
 CASES = [(corpus, name) for corpus, (_, _, _, cases) in CORPORA.items() for name in cases]
 
 
+@pytest.mark.timeout(HANG)
 @pytest.mark.parametrize(("corpus", "case"), CASES, ids=[f"{c}: {n}" for c, n in CASES])
-def test_pathological_files_take_linear_time(corpus: str, case: str) -> None:
+def test_pathological_files_are_read_to_the_end(corpus: str, case: str) -> None:
     parse, size, _, cases = CORPORA[corpus]
-    build = cases[case]
-    small, big = build(size // 4), build(size)
-    problems: list[str] = []
-    for _ in range(2):  # a bound missed under load is measured again before it counts
-        quarter, full = _seconds(parse, small), _seconds(parse, big)
-        problems = []
-        if full > max(GROWTH * quarter, FLOOR):
-            problems.append(f"{len(big)} chars took {full:.2f}s, {len(small)} took {quarter:.2f}s")
-        if full > max(RATIO * _baseline(corpus), RATIO_FLOOR):
-            problems.append(f"{full:.2f}s against {_baseline(corpus):.2f}s for a benign file")
-        if not problems:
-            return
-        _BASELINES.pop(corpus)
-    pytest.fail("; ".join(problems))
+    text = cases[case](size)
+    assert len(text) >= size // 2
+    assert parse(text) is not None  # returned, whatever it made of the file
 
 
 # ------------------------------------------------------------------------------ YAML bombs
@@ -232,13 +201,12 @@ BOMBS = {
 }
 
 
+@pytest.mark.timeout(HANG)
 @pytest.mark.parametrize("name", list(BOMBS))
 def test_yaml_bombs_are_refused_before_anything_walks_them(name: str) -> None:
     text = BOMBS[name]
-    start = time.perf_counter()
     workflow = parse_workflow(".github/workflows/ci.yml", text)
     config = parse_config(text)
-    assert time.perf_counter() - start < FLOOR
     assert isinstance(workflow, Unreadable) and workflow.reason.startswith("skipped: ")
     assert workflow.finding().rule == "REG004"
     assert [p.message.split(":")[0] for p in config.problems] == ["refused"]
@@ -271,11 +239,10 @@ ARG_BOMB = "FROM x\nARG A0=xxxxxxxxxx\n" + "".join(
     f"ARG A{i}=" + f"$A{i - 1}" * 10 + "\n" for i in range(1, 12)) + "RUN pip install $A11\n"
 
 
+@pytest.mark.timeout(HANG)
 def test_dockerfile_variable_expansion_is_bounded() -> None:
     text = ARG_BOMB
-    start = time.perf_counter()
     (install,) = parse_dockerfile("Dockerfile", text).installs
-    assert time.perf_counter() - start < FLOOR
     assert all(len(e.spec.text) <= 1 << 16 for e in install.entries)
 
 
@@ -349,28 +316,19 @@ def test_no_text_crashes_a_parser(parser: str) -> None:
     run()
 
 
+@pytest.mark.timeout(HANG)
 @pytest.mark.parametrize("parser", ["python", "requirements", "config", "workflow", "dockerfile", "shell"])
-def test_repeated_fragments_take_bounded_time(parser: str) -> None:
+def test_repeated_fragments_are_read_to_the_end(parser: str) -> None:
     """A fragment repeated into a file of 20 KB (5 KB for what reaches bashlex): whatever
-    Hypothesis picks, it parses within a multiple of a benign file's time per byte."""
+    Hypothesis picks, the parser returns (and pytest-timeout ends one that does not)."""
     size = 5_000 if parser in ("workflow", "dockerfile", "shell") else 20_000
-    benign = {"shell": "pip install a==1 b==2 && echo done\n"}.get(parser)
-    if benign is None:
-        per_byte = _baseline(parser) / CORPORA[parser][1]
-    else:
-        per_byte = _seconds(pip_installs, benign * (size // len(benign))) / size
 
     @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
     @given(unit=st.lists(st.sampled_from(FRAGMENTS[parser]), min_size=1, max_size=4).map("".join),
            head=st.sampled_from(["", "jobs:\n  j:\n    steps:\n      - run: |\n          pip install ",
                                  "FROM x\nRUN pip install ", "pip install "]))
     def run(unit: str, head: str) -> None:
-        text = head + unit * max(1, (size - len(head)) // len(unit))
-        seconds = _seconds(PARSERS[parser], text)
-        bound = max(RATIO * per_byte * len(text), RATIO_FLOOR)
-        if seconds > bound:  # measured again before it counts
-            seconds = min(seconds, _seconds(PARSERS[parser], text))
-        assert seconds <= bound, (unit, head, seconds)
+        PARSERS[parser](head + unit * max(1, (size - len(head)) // len(unit)))
 
     run()
 
@@ -384,6 +342,7 @@ def test_no_requirement_line_crashes_the_spec_reader(text: str) -> None:
 # ------------------------------------------------------------------------------ audit
 
 
+@pytest.mark.timeout(HANG)
 def test_audit_of_a_tree_of_hostile_files_finishes_and_reports_what_it_skipped(tmp_path: Path) -> None:
     """Every parser at once, through the real entry point: the oversized file and the ones
     that cannot be read are REG004, and the rest is still analysed."""
@@ -413,9 +372,7 @@ def test_audit_of_a_tree_of_hostile_files_finishes_and_reports_what_it_skipped(t
             target.write_bytes(content)
         else:
             target.write_text(content, encoding="utf-8")
-    start = time.perf_counter()
     report = audit(FolderTree(tmp_path))
-    assert time.perf_counter() - start < 30  # a generous cap; it takes about a second
     skipped = {f.path: f.message for f in report.findings if f.rule == "REG004"}
     assert "over the 65536-byte limit" in skipped["tests/test_oversized.py"]
     assert "NUL" in skipped["tests/test_binary.py"]

@@ -354,7 +354,7 @@ def test_a_client_that_hangs_up_mid_body_causes_no_server_error(
     with caplog.at_level("INFO"):
         _raw_exchange(service.url, _request({"X-GitHub-Event": "push", "X-GitHub-Delivery": "gone",
                                              "Content-Length": "1000"}, b"{" * 10), hang_up=True)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60
         while not any("rejected" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
             time.sleep(0.02)
     assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]

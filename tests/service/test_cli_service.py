@@ -113,8 +113,8 @@ def test_serve_and_worker_processes_stop_cleanly_on_sigterm(tmp_path: Path) -> N
     worker_started = _lines_until(worker, '"message": "worker started"')
     for proc in (serve, worker):
         proc.send_signal(signal.SIGTERM)
-    _, serve_err = serve.communicate(timeout=30)
-    worker.communicate(timeout=30)
+    _, serve_err = serve.communicate(timeout=60)
+    worker.communicate(timeout=60)
     # uvicorn shuts down gracefully, then re-raises the signal so the exit status tells it.
     assert serve.returncode in (0, -signal.SIGTERM) and worker.returncode == 0
     assert '"message": "service started"' in serve_started

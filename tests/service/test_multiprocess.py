@@ -149,7 +149,14 @@ def _send(
 
     def post(index: int, request: tuple[str, str, bytes, dict[str, str]]) -> int:
         _, _, body, headers = request
-        return clients[index % len(clients)].post("/webhook", content=body, headers=headers).status_code
+        client = clients[index % len(clients)]
+        try:
+            return client.post("/webhook", content=body, headers=headers).status_code
+        except httpx.RemoteProtocolError:
+            # The server closed a kept-alive connection that sat idle past its keep-alive timeout
+            # (a loaded machine stalls threads) just as this request went out on it: nothing was
+            # read, so it is sent again on a new connection, as GitHub would redeliver it.
+            return client.post("/webhook", content=body, headers=headers).status_code
 
     with ThreadPoolExecutor(16) as pool:
         for b, batch in enumerate(batches):
