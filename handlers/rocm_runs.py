@@ -6,7 +6,7 @@ import logging
 from datetime import datetime
 
 from bot.context import HandlerContext
-from bot.dispatcher import APPROVE_ACTION, Dispatcher, Refusal, job_target
+from bot.dispatcher import APPROVE_ACTION, Dispatcher, Refusal, ensure_check, job_target
 from bot.events import Event
 from bot.port import WorkflowJob
 from bot.rocm import RocmRuns
@@ -197,6 +197,7 @@ def track_workflow_run(event: Event, ctx: HandlerContext) -> None:
     store.update(
         dispatch_id, run_id=run.get("id"), run_url=run.get("html_url"), status=status, conclusion=conclusion
     )
+    ensure_check(ctx.github, ctx.effects(), store, dispatch_id)  # a run whose dispatch died unseen
     record = store.get(dispatch_id)
     assert record is not None
     if status == "completed" and record.run_id is not None:

@@ -14,6 +14,13 @@ from bot.store.schema import approvals, dispatches, selections, test_outcomes
 from bot.store.store import Store
 
 ACTIVE = ("requested", "queued", "in_progress", "waiting", "pending")
+# Rows GitHub has not accepted: `dispatching` is written before the request and stays until the
+# run is known (GitHub's answer, or the dispatch id found in a run's name); `dry_run` was never
+# sent. Neither is in flight, counts against a budget, or answers "already running".
+UNACCEPTED = ("dispatching", "dry_run")
+# Given up: the head moved or the PR closed before GitHub accepted it, and no run was found.
+WITHDRAWN = "withdrawn"
+NOT_SPENT = (*UNACCEPTED, WITHDRAWN)
 
 
 @dataclass(frozen=True)
@@ -97,6 +104,11 @@ class Dispatch:
     @property
     def active(self) -> bool:
         return self.status in ACTIVE
+
+    @property
+    def effect_key(self) -> str:
+        """The ledger key of sending it: every attempt at this dispatch shares it."""
+        return f"dispatch:{self.dispatch_id}"
 
 
 @dataclass(frozen=True)
@@ -237,6 +249,7 @@ class DispatchStore:
         gpu_minutes: float,
         requested_by: str,
     ) -> bool:
+        """Record a dispatch before it is sent: `dispatching`, not yet in flight."""
         now = time.time()
         stmt = (
             self._insert()(dispatches)
@@ -249,7 +262,7 @@ class DispatchStore:
                 tests=" ".join(tests),
                 gpu_minutes=gpu_minutes,
                 requested_by=requested_by,
-                status="requested",
+                status="dispatching",
                 created_at=now,
                 updated_at=now,
             )
@@ -289,7 +302,7 @@ class DispatchStore:
         self, repo: str, *, since: float | None = None, pr: int | None = None, head: str | None = None
     ) -> float:
         query = select(func.coalesce(func.sum(dispatches.c.gpu_minutes), 0.0)).where(
-            dispatches.c.repository == repo
+            dispatches.c.repository == repo, dispatches.c.status.not_in(NOT_SPENT)
         )
         if since is not None:
             query = query.where(dispatches.c.created_at >= since)

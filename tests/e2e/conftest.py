@@ -74,13 +74,14 @@ def make_world(tmp_path: Path, files: dict[str, str] | None = None, **overrides:
         state.add_installation("octo", installation_id=77)
         state.add_collaborator(repo, "dev", "write")
         state.add_collaborator(repo, "lead", "maintain")
-        settings = Settings(
-            webhook_secret=SecretStr(SECRET), database_url=f"sqlite:///{tmp_path}/e2e.db", dry_run=False,
-            app_id=state.app.id, private_key=SecretStr(state.app.private_key_pem), github_api_url=sim.url,
-            seconds_between_writes=0, secondary_rate_wait_seconds=0.2, github_backoff_seconds=0.05,
-            github_retries=8, poll_seconds=0.02, backoff_base_seconds=0.05, backoff_max_seconds=0.5,
-            lease_seconds=30, max_attempts=12, worker_concurrency=2, **overrides,
-        )
+        settings = Settings(**{
+            "webhook_secret": SecretStr(SECRET), "database_url": f"sqlite:///{tmp_path}/e2e.db",
+            "dry_run": False, "app_id": state.app.id, "private_key": SecretStr(state.app.private_key_pem),
+            "github_api_url": sim.url, "seconds_between_writes": 0, "secondary_rate_wait_seconds": 0.2,
+            "github_backoff_seconds": 0.05, "github_retries": 8, "poll_seconds": 0.02,
+            "backoff_base_seconds": 0.05, "backoff_max_seconds": 0.5, "lease_seconds": 30,
+            "max_attempts": 12, "worker_concurrency": 2, **overrides,
+        })
         app = create_app(settings, run_worker=True)
         with serving(app) as url:
             state.configure_webhook(f"{url}/webhook", SECRET)

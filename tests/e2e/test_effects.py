@@ -1,0 +1,91 @@
+"""Effects are complete, not just unduplicated: a dispatch GitHub refused or answered with a 5xx
+is found again or retried, its run gets its `rocmbot / rocm` check, nothing counts as in flight
+without a run, and dry-run effects are not mistaken for effects made."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.ghsim.state import PullRequest
+from bot.store.dispatch import DispatchStore
+from tests.e2e.conftest import TEMPLATE, World, make_world
+from tests.e2e.test_dispatch import GOOD, MOE, WORKFLOW, _runs
+
+DISPATCHES = "/repos/*/actions/workflows/*/dispatches"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    yield from make_world(tmp_path, {WORKFLOW: TEMPLATE})
+
+
+def _opened(world: World) -> PullRequest:
+    pr = world.open_pr({MOE: GOOD})
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "opened"))
+    world.settle()
+    return pr
+
+
+def _given_up(tmp_path: Path, *, after: bool) -> Iterator[tuple[World, PullRequest]]:
+    """A world with a PR whose dispatch GitHub answered 502 (after making it, or not) until
+    its delivery was given up."""
+    for given in make_world(tmp_path, {WORKFLOW: TEMPLATE}, max_attempts=1):
+        fail = given.sim.faults.fail_after if after else given.sim.faults.fail
+        fail(502, times=None, method="POST", path=DISPATCHES)
+        pr = _opened(given)
+        given.sim.faults.clear()
+        yield given, pr
+
+
+def _one_dispatch_with_its_check(world: World, pr: PullRequest) -> None:
+    (run,) = _runs(world)
+    (check,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    assert check.external_id == run.inputs["dispatch_id"]
+    (row,) = DispatchStore(world.store).for_pr(world.repo.full_name, pr.number)
+    assert (row.dispatch_id, row.status, row.run_id) == (run.inputs["dispatch_id"], "queued", run.id)
+
+
+def test_a_dispatch_refused_with_a_5xx_is_sent_again(world: World) -> None:
+    """The row was written as in flight before the POST; the retry skipped the suite as
+    "already running" and nothing was ever dispatched."""
+    world.sim.faults.fail(502, times=1, method="POST", path=DISPATCHES)
+    pr = _opened(world)
+    assert world.sim.faults.count("status") == 1
+    _one_dispatch_with_its_check(world, pr)
+
+
+def test_a_dispatch_github_made_before_a_5xx_is_found_by_its_id(world: World) -> None:
+    world.sim.faults.fail_after(502, times=1, method="POST", path=DISPATCHES)
+    pr = _opened(world)
+    assert world.sim.faults.count("status_after") == 1
+    _one_dispatch_with_its_check(world, pr)
+
+
+def test_a_run_whose_dispatch_died_unseen_gets_its_check_from_its_workflow_run(tmp_path: Path) -> None:
+    """GitHub made the run and answered 502, and the delivery was given up: the run's own
+    `workflow_run` delivery finds the dispatch by the id in its name and makes its check."""
+    for world, pr in _given_up(tmp_path, after=True):
+        (run,) = _runs(world)
+        assert world.checks(pr.head_sha, "rocmbot / rocm") == []
+        (row,) = DispatchStore(world.store).for_pr(world.repo.full_name, pr.number)
+        assert not row.active  # not counted as in flight without a known run
+        world.sim.advance_run(run, "in_progress", notify=True)
+        world.settle()
+        (check,) = world.checks(pr.head_sha, "rocmbot / rocm")
+        assert check.external_id == run.inputs["dispatch_id"] and check.status == "in_progress"
+
+
+def test_a_dispatch_in_doubt_is_not_already_running_for_a_command(tmp_path: Path) -> None:
+    """A dispatch refused until its delivery was given up does not answer a maintainer's
+    `/run-amd` with "already running": the command completes it under its own id."""
+    for world, pr in _given_up(tmp_path, after=False):
+        assert _runs(world) == []
+        comment = world.sim.state.add_comment(world.repo, pr.number, "/run-amd", author="lead")
+        world.deliver("issue_comment", world.sim.payloads.issue_comment(comment))
+        world.settle()
+        _one_dispatch_with_its_check(world, pr)
+        replies = [c.body for c in world.bot_comments(pr) if "rocmbot:reply" in c.body]
+        assert not any("already running" in r for r in replies), replies
