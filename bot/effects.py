@@ -2,8 +2,8 @@
 
 Each write has an idempotency key. A key already `done` is skipped; a key left `pending` by
 an attempt that died mid-way is reconciled against GitHub (find the comment by its marker, the
-review by its commit) before anything is written again. In dry-run the write is recorded and
-logged, not sent.
+review by its commit) before anything is written again. In dry-run the write is recorded as
+``dry_run`` and logged, not sent; a live service makes it as if it had never been recorded.
 """
 
 from __future__ import annotations
@@ -39,10 +39,12 @@ class Effects:
         reconcile: Callable[[], Any] | None = None,
     ) -> Any:
         entry = self.store.begin_effect(key, kind, target, self.delivery_id)
-        if entry.status == "done":
+        if entry.status == "done" or (entry.status == "dry_run" and self.dry_run):
             log.info("effect already made", extra={"key": key, "delivery_id": self.delivery_id})
             return entry.result
-        if not entry.created and reconcile is not None and not self.dry_run:
+        if entry.status == "dry_run":  # never sent: live, it is made now, as a pending write
+            self.store.mark_effect(key, "pending", was="dry_run")
+        elif not entry.created and reconcile is not None and not self.dry_run:
             found = reconcile()
             if found is not None:
                 self.store.finish_effect(key, found)
@@ -50,8 +52,10 @@ class Effects:
         if self.dry_run:
             result: Any = {"dry_run": True}
             log.info("dry-run: effect not sent", extra={"key": key, "kind": kind, "target": target})
-        else:
-            result = act()
+            if entry.created:  # a pending entry of a live attempt stays pending for the live service
+                self.store.finish_effect(key, result, "dry_run")
+            return result
+        result = act()
         self.store.finish_effect(key, result)
         return result
 
@@ -105,7 +109,7 @@ class Effects:
         unsure = False
         for effect in self.store.effects_starting(prefix):
             result = effect.result
-            if effect.key == key:
+            if effect.key == key or effect.status == "dry_run":  # never sent
                 continue
             if effect.status == "done" and isinstance(result, dict) and isinstance(result.get("id"), int):
                 found = result["id"]

@@ -89,3 +89,18 @@ def test_a_dispatch_in_doubt_is_not_already_running_for_a_command(tmp_path: Path
         _one_dispatch_with_its_check(world, pr)
         replies = [c.body for c in world.bot_comments(pr) if "rocmbot:reply" in c.body]
         assert not any("already running" in r for r in replies), replies
+
+
+def test_what_dry_run_recorded_is_made_when_the_service_runs_live(tmp_path: Path) -> None:
+    """Dry-run recorded its effects as done: after the switch to live, the PR it had seen never
+    got its check, summary or dispatch."""
+    for world in make_world(tmp_path, {WORKFLOW: TEMPLATE}, dry_run=True):
+        pr = _opened(world)
+        assert world.checks(pr.head_sha) == [] and world.bot_comments(pr) == [] and _runs(world) == []
+        assert {e.status for e in world.store.effects()} == {"dry_run"}
+        world.restart(dry_run=False)
+        world.deliver("pull_request", world.sim.payloads.pull_request(pr, "reopened"))
+        world.settle()
+        assert len(world.checks(pr.head_sha)) == 1
+        assert len([c for c in world.bot_comments(pr) if c.body.startswith("<!-- rocmbot:summary")]) == 1
+        _one_dispatch_with_its_check(world, pr)
