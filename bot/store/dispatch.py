@@ -298,6 +298,25 @@ class DispatchStore:
         with self.engine.connect() as conn:
             return [Dispatch.from_row(r) for r in conn.execute(query.order_by(dispatches.c.id)).all()]
 
+    def left_pending(self, before: float) -> list[Dispatch]:
+        """Dispatches untouched since ``before`` that lack something: GitHub's acceptance (in
+        doubt), or, accepted, their `rocmbot / rocm` check."""
+        doubt = dispatches.c.status == "dispatching"
+        no_check = (dispatches.c.status.not_in(NOT_SPENT) & dispatches.c.check_run_id.is_(None))
+        query = (select(dispatches).where(dispatches.c.updated_at < before, doubt | no_check)
+                 .order_by(dispatches.c.id).limit(200))
+        with self.engine.connect() as conn:
+            return [Dispatch.from_row(r) for r in conn.execute(query).all()]
+
+    def take(self, dispatch_id: str, before: float) -> bool:
+        """Claim a dispatch left pending for one sweep: False when another sweeper touched it."""
+        with self.engine.begin() as conn:
+            return bool(conn.execute(
+                update(dispatches)
+                .where(dispatches.c.dispatch_id == dispatch_id, dispatches.c.updated_at < before)
+                .values(updated_at=time.time())
+            ).rowcount)
+
     def gpu_minutes(
         self, repo: str, *, since: float | None = None, pr: int | None = None, head: str | None = None
     ) -> float:

@@ -532,12 +532,18 @@ class Store:
         return [(Effect(r.key, r.kind, r.target, r.status, json.loads(r.result) if r.result else None,
                         False), r.delivery_id) for r in rows]
 
-    def mark_effect(self, key: str, status: str, *, was: str = "pending") -> None:
+    def mark_effect(self, key: str, status: str, *, was: str = "pending") -> bool:
         """Move an entry from ``was`` to ``status`` (``retried``: its delivery was queued again;
-        ``pending``: a dry-run entry about to be made live)."""
+        ``pending``: a dry-run entry about to be made live); False when another did it first."""
         with self.engine.begin() as conn:
-            conn.execute(update(effects).where(effects.c.key == key, effects.c.status == was)
-                         .values(status=status, updated_at=time.time()))
+            return bool(conn.execute(update(effects).where(effects.c.key == key, effects.c.status == was)
+                                     .values(status=status, updated_at=time.time())).rowcount)
+
+    def effect_delivery(self, key: str) -> str | None:
+        """The delivery whose handling began this ledger entry."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(effects.c.delivery_id).where(effects.c.key == key)).first()
+        return None if row is None or row[0] is None else str(row[0])
 
     def effects_for(self, keys: list[str]) -> list[Effect]:
         """The ledger entries of these keys (those recorded)."""

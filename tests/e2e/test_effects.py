@@ -4,7 +4,8 @@ without a run, and dry-run effects are not mistaken for effects made."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,45 @@ def test_what_dry_run_recorded_is_made_when_the_service_runs_live(tmp_path: Path
         assert len(world.checks(pr.head_sha)) == 1
         assert len([c for c in world.bot_comments(pr) if c.body.startswith("<!-- rocmbot:summary")]) == 1
         _one_dispatch_with_its_check(world, pr)
+
+
+def _until(what: str, condition: Callable[[], object], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def sweeping(tmp_path: Path) -> Iterator[World]:
+    """Deliveries given up after one attempt; the sweep completes what they left pending."""
+    yield from make_world(tmp_path, {WORKFLOW: TEMPLATE}, max_attempts=1, pending_effect_seconds=0.5)
+
+
+@pytest.mark.parametrize("after", [False, True])
+def test_the_sweeper_completes_a_dispatch_whose_delivery_gave_up(sweeping: World, after: bool) -> None:
+    """Nothing else comes for the PR: the worker's sweep sends the dispatch again (GitHub never
+    made it) or finds its run (GitHub made it and answered 502), and gives the run its check."""
+    world = sweeping
+    fail = world.sim.faults.fail_after if after else world.sim.faults.fail
+    fail(502, times=None, method="POST", path=DISPATCHES)
+    world.sim.faults.fail(502, times=None, method="POST", path="/repos/*/check-runs")
+    pr = _opened(world)
+    assert world.store.counts()["dead"] == 1
+    world.sim.faults.clear()
+    _until("the dispatch's check", lambda: world.checks(pr.head_sha, "rocmbot / rocm"))
+    world.settle()
+    _one_dispatch_with_its_check(world, pr)
+    assert len(world.checks(pr.head_sha)) == 1  # the analysis check: its delivery retried once
+
+
+def test_the_sweeper_withdraws_a_dispatch_whose_head_moved(sweeping: World) -> None:
+    world = sweeping
+    world.sim.faults.fail(502, times=None, method="POST", path=DISPATCHES)
+    pr = _opened(world)
+    world.sim.state.push(pr, {"README.md": "# moved on\n"})  # its delivery not yet come
+    world.sim.faults.clear()
+    runs = DispatchStore(world.store)
+    _until("withdrawn", lambda: [d.status for d in runs.for_pr(world.repo.full_name, pr.number)]
+           == ["withdrawn"])
+    assert _runs(world) == [] and runs.gpu_minutes(world.repo.full_name) == 0
