@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bot.port import GitHubPort, Gone, InlineComment
+from bot.port import Comment, GitHubPort, Gone, InlineComment
 from bot.publish import batches, is_summary
 from bot.store.store import Store
 
@@ -24,11 +24,19 @@ REVIEW_MARKER = "<!-- rocmbot:review -->"
 class Effects:
     """The writes one handler makes for one delivery."""
 
-    def __init__(self, store: Store, port: GitHubPort | None, *, dry_run: bool, delivery_id: str) -> None:
+    def __init__(self, store: Store, port: GitHubPort | None, *, dry_run: bool, delivery_id: str,
+                 app_id: int | None = None) -> None:
         self.store = store
         self.port = port
         self.dry_run = dry_run or port is None
         self.delivery_id = delivery_id
+        self.app_id = app_id  # whose comments are this App's
+
+    def ours(self, comment: Comment) -> bool:
+        """A comment this App made: made through its App id (any bot account's, without one)."""
+        if self.app_id is not None:
+            return comment.app_id == self.app_id
+        return comment.author_is_bot
 
     def once(
         self,
@@ -120,13 +128,13 @@ class Effects:
     # the sticky comment ----------------------------------------------------
 
     def find_summary(self, repo: str, number: int) -> tuple[int, str] | None:
-        """The sticky comment (id, body): a comment by a bot account that starts with the
-        marker. Anyone may write the marker in a comment of their own; taking theirs would
-        read a state they wrote and try to edit a comment that is not the App's."""
+        """The sticky comment (id, body): a comment this App made that starts with the marker.
+        Anyone may write the marker in a comment of their own, another App's bot too; taking
+        theirs would read a state they wrote and try to edit a comment that is not the App's."""
         if self.port is None:
             return None
         for comment in self.port.comments(repo, number):
-            if comment.author_is_bot and is_summary(comment.body):
+            if self.ours(comment) and is_summary(comment.body):
                 return comment.id, comment.body
         return None
 
