@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from datetime import datetime
 
 from bot.authz import who_may
 from bot.commands import VALID, Command, parse
@@ -45,7 +46,7 @@ def _reply(runs: RocmRuns, event: Event, comment_id: int, kind: str, text: str) 
 
     def reconcile() -> dict[str, object] | None:
         for found in runs.gh.comments(runs.repo, runs.number):
-            if found.author_is_bot and marker in found.body:
+            if runs.effects.ours(found) and marker in found.body:
                 if found.body != body:
                     runs.gh.edit_comment(runs.repo, found.id, body)
                 return {"id": found.id, "kind": kind, "reconciled": True}
@@ -89,6 +90,18 @@ def _help(runs: RocmRuns) -> str:
     return "\n".join(lines)
 
 
+def _head_when_written(runs: RocmRuns, event: Event) -> str:
+    """The PR's head when the comment was written (an edited one: when it was edited), as the
+    bot saw the heads arrive; an approval applies to that head only."""
+    comment = event.payload.get("comment") or {}
+    stamp = comment.get("updated_at") if event.action == "edited" else comment.get("created_at")
+    try:
+        when = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return runs.pr.head_sha  # GitHub always says; a hand-made delivery may not
+    return runs.runs.head_at(runs.repo, runs.number, when) or ""  # before any head it knows
+
+
 def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, login: str) -> None:
     if command.kind == "unknown":
         _react(runs, comment_id, "confused")
@@ -121,8 +134,9 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
             else "No ROCm run of this PR is in flight.",
         )
         return
+    seen = _head_when_written(runs, event)
     if command.kind == "approve":
-        outcome = runs.approve(who, "command")
+        outcome = runs.approve(who, "command", head=seen)
     else:
         selection = runs.selection()
         failing = selection.failing if selection is not None else []
@@ -135,7 +149,7 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
             if problems:
                 raise Refusal("nothing was dispatched: " + "; ".join(problems) + ".")
         outcome = runs.request(
-            who, tests, force=command.force, origin=f"comment:{comment_id}", failing=failing
+            who, tests, force=command.force, origin=f"comment:{comment_id}", failing=failing, seen=seen
         )
     if outcome.decision == "pending":
         _reply(

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Row, func, select, update
 
-from bot.store.schema import approvals, dispatches, selections, test_outcomes
+from bot.store.schema import approvals, deliveries, dispatches, selections, test_outcomes
 from bot.store.store import Store
 
 ACTIVE = ("requested", "queued", "in_progress", "waiting", "pending")
@@ -193,6 +193,17 @@ class DispatchStore:
             m["state"],
         )
 
+    def selection_of_check(self, repo: str, check_run_id: int) -> tuple[int, str] | None:
+        """The PR and head of the selection whose approval check this is (the bot's own record:
+        GitHub leaves a fork PR's check without its PR)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(selections.c.pr_number, selections.c.head_sha).where(
+                    selections.c.repository == repo, selections.c.check_run_id == check_run_id
+                )
+            ).first()
+        return None if row is None else (int(row[0]), str(row[1]))
+
     def set_selection(self, repo: str, pr: int, head: str, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(
@@ -206,6 +217,20 @@ class DispatchStore:
             )
 
     # approvals -------------------------------------------------------------
+
+    def head_at(self, repo: str, pr: int, when: float) -> str | None:
+        """The PR's head as the bot knew it at ``when`` (a GitHub timestamp, whole seconds): the
+        head whose first delivery came last, no later than that second. None: no head yet."""
+        seen = func.min(deliveries.c.received_at)
+        query = (
+            select(deliveries.c.head_sha, seen)
+            .where(deliveries.c.pr_key == f"{repo}#{pr}", deliveries.c.head_sha.is_not(None))
+            .group_by(deliveries.c.head_sha)
+        )
+        with self.engine.connect() as conn:
+            heads = [(float(first), str(head)) for head, first in conn.execute(query).all()]
+        known = [(first, head) for first, head in heads if int(first) <= when]
+        return max(known)[1] if known else None
 
     def approve(self, repo: str, pr: int, head: str, digest: str, approver: str, via: str) -> bool:
         stmt = (
