@@ -58,6 +58,18 @@ def dispatch_after_analysis(event: Event, ctx: HandlerContext) -> None:
         runs.report_refusal(refusal)
 
 
+@router.register("pull_request", "closed")
+def cancel_when_closed(event: Event, ctx: HandlerContext) -> None:
+    """A closed or merged PR's ROCm runs are cancelled (`dispatch.cancel_on_close`)."""
+    if ctx.github is None or event.repository is None or event.pr_number is None:
+        return
+    runs = RocmRuns(ctx, event.repository, event.pr_number)
+    if runs.config.dispatch.cancel_on_close:
+        cancelled = runs.dispatcher.cancel(runs.repo, runs.number)
+        log.info("PR closed: ROCm runs cancelled", extra={"delivery_id": event.delivery_id,
+                                                         "cancelled": len(cancelled)})
+
+
 @router.register("check_run", "requested_action")
 def approve_from_button(event: Event, ctx: HandlerContext) -> None:
     """The "Approve ROCm run" button: the clicking maintainer approves the head the check is on.

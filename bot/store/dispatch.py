@@ -193,6 +193,14 @@ class DispatchStore:
             m["state"],
         )
 
+    def prs_of_head(self, repo: str, head: str) -> list[int]:
+        """The PRs the bot analysed this head for (GitHub names no PR for a fork's head)."""
+        query = select(selections.c.pr_number).where(
+            selections.c.repository == repo, selections.c.head_sha == head
+        ).order_by(selections.c.pr_number)
+        with self.engine.connect() as conn:
+            return [int(r[0]) for r in conn.execute(query).all()]
+
     def selection_of_check(self, repo: str, check_run_id: int) -> tuple[int, str] | None:
         """The PR and head of the selection whose approval check this is (the bot's own record:
         GitHub leaves a fork PR's check without its PR)."""
