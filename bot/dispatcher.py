@@ -234,9 +234,12 @@ class Dispatcher:
             else:
                 key = dispatch_key(repo, pr, head, suite, paths, origin)
                 gpu = sum(t.gpu_minutes for t in group)
-                self.runs.add(key[:16], repo, pr, head, suite, paths, gpu, requested_by)
+                added = self.runs.add(key[:16], repo, pr, head, suite, paths, gpu, requested_by)
                 found = self.runs.get(key[:16])
                 assert found is not None
+                if not added and found.status not in UNACCEPTED:  # this very request, handled before
+                    result.already.append(found)
+                    continue
                 record = found
             result.dispatched.append(self.send(record, ref))
             log.info(
@@ -280,8 +283,7 @@ class Dispatcher:
         if isinstance(done, dict) and done.get("dry_run"):
             self.runs.update(dispatch_id, status="dry_run")
         else:
-            run_id = (done or {}).get("run_id") or record.run_id
-            self.runs.update(dispatch_id, status="queued", run_id=run_id)
+            self.runs.accept(dispatch_id, (done or {}).get("run_id"))
             ensure_check(self.gh, self.effects, self.runs, dispatch_id)
         found = self.runs.get(dispatch_id)
         assert found is not None

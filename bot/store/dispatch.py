@@ -304,6 +304,22 @@ class DispatchStore:
         with self.engine.begin() as conn:
             return bool(conn.execute(stmt).rowcount)
 
+    def accept(self, dispatch_id: str, run_id: int | None) -> None:
+        """GitHub accepted the dispatch: in flight (`queued`) unless its run's news came first."""
+        now = time.time()
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(dispatches)
+                .where(dispatches.c.dispatch_id == dispatch_id, dispatches.c.status.in_(UNACCEPTED))
+                .values(status="queued", updated_at=now)
+            )
+            if run_id is not None:
+                conn.execute(
+                    update(dispatches)
+                    .where(dispatches.c.dispatch_id == dispatch_id, dispatches.c.run_id.is_(None))
+                    .values(run_id=run_id, updated_at=now)
+                )
+
     def update(self, dispatch_id: str, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(

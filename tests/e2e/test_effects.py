@@ -147,3 +147,19 @@ def test_the_sweeper_withdraws_a_dispatch_whose_head_moved(sweeping: World) -> N
     _until("withdrawn", lambda: [d.status for d in runs.for_pr(world.repo.full_name, pr.number)]
            == ["withdrawn"])
     assert _runs(world) == [] and runs.gpu_minutes(world.repo.full_name) == 0
+
+
+def test_a_redelivery_does_not_put_a_finished_run_back_in_flight(world: World) -> None:
+    """Found while completing dispatches: the same request handled again marked its finished
+    dispatch `queued`, in flight for good with no run behind it."""
+    pr = world.open_pr({MOE: GOOD})
+    payload = world.sim.payloads.pull_request(pr, "opened")
+    world.deliver("pull_request", payload)
+    world.settle()
+    (run,) = _runs(world)
+    world.sim.advance_run(run, "completed", "success", notify=True)
+    world.settle()
+    world.deliver("pull_request", payload)  # GitHub's "redeliver": a new delivery id, same payload
+    world.settle()
+    (row,) = DispatchStore(world.store).for_pr(world.repo.full_name, pr.number)
+    assert (row.status, row.conclusion) == ("completed", "success") and len(_runs(world)) == 1
