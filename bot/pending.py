@@ -8,8 +8,8 @@ retry came) is an effect that may be missing. A worker sweeps for them on a time
   in the run's name; found, the dispatch is in flight; not found, it is sent again while its head
   is still the open PR's head, and withdrawn otherwise;
 - an accepted dispatch without its `rocmbot / rocm` check: the check is made;
-- any other pending write: the delivery that began it is queued again, once (its handlers look
-  for what the attempt made before writing anything).
+- any other pending write of a delivery that was given up (dead-lettered): the delivery is
+  queued again, once (its handlers look for what the attempt made before writing anything).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _complete(ctx: HandlerContext, record: Dispatch, swept: Swept) -> None:
     if record.status == "dispatching":
         run_id = dispatcher.find_run(record)
         if run_id is not None:
-            runs.update(dispatch_id, status="queued", run_id=run_id)
+            runs.accept(dispatch_id, run_id)
             ctx.store.finish_effect(record.effect_key, {"run_id": run_id})
             swept.found.append(dispatch_id)
         elif rocm.pr.state == "open" and rocm.pr.head_sha == record.head_sha:
@@ -101,8 +101,10 @@ def sweep(store: Store, contexts: Contexts, older_than: float, *, now: float | N
     for entry, delivery_id in store.pending_effects(cutoff):
         if entry.key.startswith(OWN) or delivery_id is None:
             continue
+        # Only a delivery that gave up: one that finished left the write behind on purpose (the
+        # head moved on before its retry), and one still at work will get to it.
         delivery = store.get(delivery_id)
-        if delivery is None or delivery.status in BUSY or not store.mark_effect(entry.key, "retried"):
+        if delivery is None or delivery.status != "dead" or not store.mark_effect(entry.key, "retried"):
             continue
         if delivery_id not in swept.retried and store.retry(delivery_id):
             swept.retried.append(delivery_id)
