@@ -15,8 +15,9 @@ duplicate effects).
 - ``missed``: the service down for a window; ``rocmbot reconcile`` has GitHub redeliver what
   failed, each delivery is processed once, and a second run asks for nothing.
 
-Targets: zero lost, zero duplicate comments, reviews or dispatches, every PR's sticky comment
-describing its final head.
+Targets: zero lost, zero duplicate comments, reviews or dispatches, zero missing effects (the
+final head's analysis check and summary, each accepted dispatch's run and `rocmbot / rocm` check,
+no dispatch row in flight without a run), every PR's sticky comment describing its final head.
 
 Run: ``.venv/bin/python -m bench.chaos [--deliveries N] [--prs P] [--kills K] [--campaign NAME]``.
 Writes ``bench/results/chaos.json``. ``tests/chaos/`` runs smaller versions and asserts the targets.
@@ -46,7 +47,7 @@ from typing import Any
 
 import httpx
 from pydantic import SecretStr
-from sqlalchemy import text
+from sqlalchemy import select, text
 
 from bot.example import BASE_FILES, TEST_TEMPLATE
 from bot.ghsim import Simulator, serve_simulator
@@ -54,6 +55,8 @@ from bot.ghsim.faults import RateLimiter
 from bot.ghsim.state import HookDelivery, PullRequest, Repository, Review
 from bot.publish import CHECK_NAME, SUMMARY_MARKER, SummaryState
 from bot.reconcile import AppDeliveries, reconcile
+from bot.store.dispatch import ACTIVE
+from bot.store.schema import dispatches
 from bot.store.store import Store
 from config.settings import Settings
 
@@ -65,6 +68,8 @@ INSTALLATION = 77
 WORKFLOW_PATH = ".github/workflows/rocm-targeted.yml"
 WORKFLOW = (ROOT / "config" / "workflows" / "rocm-targeted.yml").read_text()
 ROCM_CHECK = "rocmbot / rocm"
+# Dispatch rows GitHub has not (yet) accepted (`requested`: an in-flight row of older versions).
+NOT_ACCEPTED = ("requested", "dispatching", "dry_run", "withdrawn")
 COMMANDS = (
     "/run-amd", "/run-amd", "/run-amd help", "/run-amd all", "/approve-amd", "/run-amd cancel",
     "/run-amd --force", "/run-amd tests/e2e/megatron/test_nothing.py", "/run-amd frobnicate --x",
@@ -202,6 +207,7 @@ def service_env(sim: Simulator, database_url: str, *, reconcile_minutes: float =
         "ROCMBOT_WORKER_CONCURRENCY": str(concurrency),
         "ROCMBOT_RECONCILE_MINUTES": str(reconcile_minutes),
         "ROCMBOT_RECONCILE_WINDOW_MINUTES": "60",
+        "ROCMBOT_PENDING_EFFECT_SECONDS": "3",
         "ROCMBOT_LOG_LEVEL": "WARNING",
         "ROCMBOT_LOG_FORMAT": "text",
     })
@@ -422,6 +428,14 @@ class Table:
     duplicate_reviews: int = 0
     duplicate_dispatches: int = 0
     duplicate_check_runs: int = 0
+    # Effects that should exist and do not: the final head's analysis check or summary, the run
+    # or the `rocmbot / rocm` check of an accepted dispatch, a dispatch row counted as in flight
+    # (against the budgets, "already running") with no run behind it.
+    missing_analysis: int = 0
+    missing_summaries: int = 0
+    missing_runs: int = 0
+    missing_rocm_checks: int = 0
+    phantom_dispatches: int = 0
     sticky_matching: int = 0  # PRs whose sticky comment describes the final head
     kills: int = 0
     faults: dict[str, int] = field(default_factory=dict)
@@ -434,13 +448,18 @@ class Table:
     def duplicates(self) -> int:
         return self.duplicate_comments + self.duplicate_reviews + self.duplicate_dispatches
 
+    @property
+    def missing(self) -> int:
+        return (self.missing_analysis + self.missing_summaries + self.missing_runs
+                + self.missing_rocm_checks + self.phantom_dispatches)
+
     def row(self) -> list[str]:
         return [self.campaign, self.database, str(self.sent), str(self.stored), str(self.processed),
-                str(self.lost), str(self.duplicates), f"{self.sticky_matching}/{self.prs}",
+                str(self.lost), str(self.duplicates), str(self.missing), f"{self.sticky_matching}/{self.prs}",
                 str(self.kills), str(self.failed_attempts), str(self.redelivered), f"{self.seconds:.0f}"]
 
 
-HEADER = ["campaign", "store", "sent", "stored", "processed", "lost", "duplicate effects",
+HEADER = ["campaign", "store", "sent", "stored", "processed", "lost", "duplicate effects", "missing effects",
           "sticky = head", "kills", "failed attempts", "redelivered", "s"]
 
 
@@ -506,6 +525,7 @@ def measure(table: Table, w: World, store: Store, guids: set[str], pulls: list[P
     # A dispatch's check is known by its external id; a pending or refused one by head and title.
     rocm = Counter((c.head_sha, c.external_id or c.title) for c in checks if c.name == ROCM_CHECK)
     table.duplicate_check_runs = sum(n - 1 for n in analysis.values()) + sum(n - 1 for n in rocm.values())
+    missing_effects(table, w, store, pulls, checks)
     table.faults = dict(Counter(i.kind for i in w.sim.faults.injected))
     table.github_requests = state.requests
     table.notes.update({"dispatches": len(runs), "orphan_replies": orphans[:20], "sticky_wrong": wrong[:20],
@@ -516,6 +536,39 @@ def measure(table: Table, w: World, store: Store, guids: set[str], pulls: list[P
                             for g, r in ((g, records.get(g)) for g in sorted(guids))
                             if r is None or r.status not in ("done", "superseded")][:20]})
     return table
+
+
+def missing_effects(table: Table, w: World, store: Store, pulls: list[PullRequest],
+                    checks: list[Any]) -> None:
+    """Count the effects that should exist and do not (see `Table`)."""
+    state = w.sim.state
+    with state.lock:
+        runs = {str(r.inputs.get("dispatch_id")) for r in state.runs.values()}
+    analysed = {c.head_sha for c in checks if c.name == CHECK_NAME}
+    rocm = {c.external_id for c in checks if c.name == ROCM_CHECK and c.external_id}
+    gaps: list[dict[str, Any]] = []
+    for pull in pulls:
+        if pull.head_sha not in analysed:
+            table.missing_analysis += 1
+            gaps.append({"pr": pull.number, "missing": "analysis check", "head": pull.head_sha[:12]})
+        if not any(c.user is state.bot and c.body.startswith(SUMMARY_MARKER)
+                   for c in state.comments_on(w.repo, pull.number)):
+            table.missing_summaries += 1
+            gaps.append({"pr": pull.number, "missing": "summary"})
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(dispatches.c.dispatch_id, dispatches.c.status)).all()
+    for dispatch_id, status in rows:
+        accepted = status not in NOT_ACCEPTED
+        if accepted and dispatch_id not in runs:
+            table.missing_runs += 1
+            gaps.append({"dispatch": dispatch_id, "missing": "run", "status": status})
+        if status in ACTIVE and dispatch_id not in runs:
+            table.phantom_dispatches += 1
+            gaps.append({"dispatch": dispatch_id, "missing": "run of an active row", "status": status})
+        if dispatch_id in runs and dispatch_id not in rocm:
+            table.missing_rocm_checks += 1
+            gaps.append({"dispatch": dispatch_id, "missing": "rocmbot / rocm check", "status": status})
+    table.notes["missing"] = gaps[:20]
 
 
 # ------------------------------------------------------------------------------------ running
@@ -563,6 +616,27 @@ def settle(service: Service, guids: set[str], deadline: float, *, grace: float =
                 sys.stderr.write(f"reconcile pass failed: {exc}\n")
         time.sleep(0.2)
     return asked
+
+
+def swept(service: Service, deadline: float) -> float | None:
+    """Wait until the workers' sweep has completed what the deliveries left pending (no dispatch
+    in doubt, no accepted dispatch without its check, the deliveries it queued again processed);
+    how long that took, or None when it did not by ``deadline``."""
+    start = time.monotonic()
+    query = select(dispatches.c.dispatch_id).where(
+        (dispatches.c.status == "dispatching")
+        | (dispatches.c.status.not_in(NOT_ACCEPTED) & dispatches.c.check_run_id.is_(None)))
+    while time.monotonic() < deadline:
+        try:
+            with service.store.engine.connect() as conn:
+                waiting = conn.execute(query).first() is not None
+            busy = backlog(service.store)
+        except Exception:  # the database is restarting
+            waiting, busy = True, 1
+        if not waiting and not busy:
+            return round(time.monotonic() - start, 1)
+        time.sleep(0.2)
+    return None
 
 
 def run_traffic(traffic: Traffic, service: Service, deliveries: int, *, max_backlog: int, rate: float,
@@ -626,8 +700,9 @@ def load_campaign(name: str, database: str, w: World, service: Service, c: Campa
     guids = {d.guid for d in sent}
     service.wait_ready()
     final = settle(service, guids, started + c.timeout, grace=c.grace)
-    table.seconds = time.monotonic() - started
     w.sim.faults.clear()
+    table.notes["sweep_seconds"] = swept(service, min(started + c.timeout, time.monotonic() + 120))
+    table.seconds = time.monotonic() - started
     table.kills = service.kills()
     table.events = dict(traffic.events)
     table.notes["final_pass_redeliveries"] = final
@@ -808,9 +883,10 @@ def main(argv: list[str] | None = None) -> int:
     args.output.write_text(json.dumps({
         "command": ".venv/bin/python -m bench.chaos " + " ".join(argv if argv is not None else sys.argv[1:]),
         "campaign": {**asdict(campaign), "faults": asdict(campaign.faults)},
-        "tables": [{**asdict(t), "duplicates": t.duplicates} for t in tables],
+        "tables": [{**asdict(t), "duplicates": t.duplicates, "missing": t.missing} for t in tables],
     }, indent=2) + "\n")
-    failed = [t.campaign for t in tables if t.lost or t.duplicates or t.sticky_matching != t.prs]
+    failed = [t.campaign for t in tables
+              if t.lost or t.duplicates or t.missing or t.sticky_matching != t.prs]
     if failed:
         sys.stderr.write(f"targets missed: {', '.join(failed)}\n")
         return 1

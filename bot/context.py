@@ -69,7 +69,8 @@ class HandlerContext:
         self.cache.pop(f"pr:{repo}#{number}", None)
 
     def effects(self) -> Effects:
-        return Effects(self.store, self.github, dry_run=self.dry_run, delivery_id=self.event.delivery_id)
+        return Effects(self.store, self.github, dry_run=self.dry_run, delivery_id=self.event.delivery_id,
+                       app_id=self.settings.app_id)
 
 
 def local_ports(repo_path: str) -> PortFactory:

@@ -15,7 +15,7 @@ from bot.effects import Effects
 from bot.formats.escape import code
 from bot.formats.markdown import grid
 from bot.port import GitHubPort
-from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome, SelectedTest
+from bot.store.dispatch import UNACCEPTED, Dispatch, DispatchStore, JobOutcome, SelectedTest
 from config.repo import RepoConfig
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,27 @@ def find_check(gh: GitHubPort, repo: str, head: str, external_id: str) -> dict[s
         if run.external_id == external_id:
             return {"id": run.id, "reconciled": True}
     return None
+
+
+def ensure_check(gh: GitHubPort, effects: Effects, runs: DispatchStore, dispatch_id: str) -> None:
+    """Give an accepted dispatch its `rocmbot / rocm` check, once: whoever learns of the run
+    first (the dispatch, its `workflow_run` delivery, the sweeper) makes it."""
+    record = runs.get(dispatch_id)
+    if record is None or record.check_run_id is not None:
+        return
+    repo, head = record.repository, record.head_sha
+
+    def create() -> dict[str, Any]:
+        payload = Dispatcher.check_payload(head, dispatch_id, record.suite, record.tests,
+                                           record.gpu_minutes, "queued")
+        return {"id": gh.create_check_run(repo, payload).id}
+
+    check = effects.once(
+        f"rocm-check:{dispatch_id}", "check_run", f"{repo}@{head}", create,
+        lambda: find_check(gh, repo, head, dispatch_id),
+    )
+    if isinstance(check, dict) and isinstance(check.get("id"), int):
+        runs.update(dispatch_id, check_run_id=check["id"])
 
 
 _JOB_URL = re.compile(r"https?://[^\s()<>\[\]`]+")
@@ -197,68 +218,76 @@ class Dispatcher:
         for t in tests:
             by_suite[t.suite].append(t)
         result = Result()
-        active = [d for d in self.runs.for_pr(repo, pr, head) if d.active]
+        rows = self.runs.for_pr(repo, pr, head)
         for suite, group in sorted(by_suite.items()):
             paths = sorted({t.path for t in group})
-            same = [d for d in active if d.suite == suite and sorted(d.tests) == paths]
-            if same:
-                result.already.append(same[0])
+            same = [d for d in rows if d.suite == suite and sorted(d.tests) == paths]
+            active = [d for d in same if d.active]
+            if active:
+                result.already.append(active[0])
                 continue
-            key = dispatch_key(repo, pr, head, suite, paths, origin)
-            dispatch_id = key[:16]
-            gpu = sum(t.gpu_minutes for t in group)
-            self.runs.add(dispatch_id, repo, pr, head, suite, paths, gpu, requested_by)
-            inputs = {
-                "tests": " ".join(paths),
-                "suite": suite,
-                "pr_number": str(pr),
-                "head_sha": head,
-                "dispatch_id": dispatch_id,
-            }
-
-            def act(inputs: dict[str, str] = inputs) -> dict[str, Any]:
-                return {"run_id": self.gh.dispatch_workflow(repo, workflow, ref, inputs)}
-
-            def reconcile(dispatch_id: str = dispatch_id) -> dict[str, Any] | None:
-                for run in self.gh.workflow_runs(repo, workflow):
-                    if dispatch_id in run.display_title or dispatch_id in run.name:
-                        return {"run_id": run.id}
-                return None
-
-            done = self.effects.once(
-                f"dispatch:{key}", "dispatch", f"{repo}#{pr}@{head} {suite}", act, reconcile
-            )
-            run_id = (done or {}).get("run_id")
-            self.runs.update(dispatch_id, status="queued", run_id=run_id)
-
-            def create_check(
-                dispatch_id: str = dispatch_id, suite: str = suite, paths: list[str] = paths, gpu: float = gpu
-            ) -> dict[str, Any]:
-                payload = self.check_payload(head, dispatch_id, suite, paths, gpu, "queued")
-                return {"id": self.gh.create_check_run(repo, payload).id}
-
-            def made_check(dispatch_id: str = dispatch_id) -> dict[str, Any] | None:
-                return find_check(self.gh, repo, head, dispatch_id)
-
-            check = self.effects.once(
-                f"rocm-check:{dispatch_id}", "check_run", f"{repo}@{head}", create_check, made_check
-            )
-            if check and check.get("id"):
-                self.runs.update(dispatch_id, check_run_id=check["id"])
-            record = self.runs.get(dispatch_id)
-            assert record is not None
-            result.dispatched.append(record)
+            # A dispatch of the same tests whose outcome is not known (GitHub answered 5xx, the
+            # worker died) is completed under its own id, not sent again under a new one.
+            unsure = [d for d in same if d.status in UNACCEPTED]
+            if unsure:
+                record = unsure[0]
+            else:
+                key = dispatch_key(repo, pr, head, suite, paths, origin)
+                gpu = sum(t.gpu_minutes for t in group)
+                added = self.runs.add(key[:16], repo, pr, head, suite, paths, gpu, requested_by)
+                found = self.runs.get(key[:16])
+                assert found is not None
+                if not added and found.status not in UNACCEPTED:  # this very request, handled before
+                    result.already.append(found)
+                    continue
+                record = found
+            result.dispatched.append(self.send(record, ref))
             log.info(
                 "dispatched ROCm run",
-                extra={
-                    "repository": repo,
-                    "pr": pr,
-                    "dispatch_id": dispatch_id,
-                    "suite": suite,
-                    "tests": len(paths),
-                },
+                extra={"repository": repo, "pr": pr, "dispatch_id": record.dispatch_id,
+                       "suite": suite, "tests": len(paths)},
             )
         return result
+
+    def find_run(self, record: Dispatch) -> int | None:
+        """The run GitHub made for this dispatch, found by the dispatch id in its name."""
+        for run in self.gh.workflow_runs(record.repository, self.config.dispatch.workflow):
+            if record.dispatch_id in run.display_title or record.dispatch_id in run.name:
+                return run.id
+        return None
+
+    def send(self, record: Dispatch, ref: str) -> Dispatch:
+        """Make GitHub accept ``record`` (or find the run an earlier attempt made): only then is
+        it in flight. Then give it its `rocmbot / rocm` check."""
+        repo, dispatch_id = record.repository, record.dispatch_id
+        inputs = {
+            "tests": " ".join(record.tests),
+            "suite": record.suite,
+            "pr_number": str(record.pr_number),
+            "head_sha": record.head_sha,
+            "dispatch_id": dispatch_id,
+        }
+        workflow = self.config.dispatch.workflow
+
+        def act() -> dict[str, Any]:
+            return {"run_id": self.gh.dispatch_workflow(repo, workflow, ref, inputs)}
+
+        def reconcile() -> dict[str, Any] | None:
+            run_id = self.find_run(record)
+            return None if run_id is None else {"run_id": run_id}
+
+        done = self.effects.once(
+            record.effect_key, "dispatch", f"{repo}#{record.pr_number}@{record.head_sha} {record.suite}",
+            act, reconcile,
+        )
+        if isinstance(done, dict) and done.get("dry_run"):
+            self.runs.update(dispatch_id, status="dry_run")
+        else:
+            self.runs.accept(dispatch_id, (done or {}).get("run_id"))
+            ensure_check(self.gh, self.effects, self.runs, dispatch_id)
+        found = self.runs.get(dispatch_id)
+        assert found is not None
+        return found
 
     @staticmethod
     def check_payload(
@@ -300,23 +329,33 @@ class Dispatcher:
         return payload
 
     def cancel(self, repo: str, pr: int, *, except_head: str | None = None) -> list[Dispatch]:
-        """Cancel this PR's in-flight runs (all, or those of other heads)."""
+        """Cancel this PR's in-flight runs (all, or those of other heads). A dispatch whose
+        outcome is unknown is looked for first: GitHub may have made its run."""
         cancelled = []
         for d in self.runs.for_pr(repo, pr):
-            if not d.active or d.head_sha == except_head:
+            if d.head_sha == except_head or not (d.active or d.status in UNACCEPTED):
                 continue
-            if d.run_id is not None:
+            run_id = d.run_id
+            if run_id is None and d.status != "dry_run":
+                run_id = self.find_run(d)
+                if run_id is None and d.status in UNACCEPTED:
+                    self.runs.update(d.dispatch_id, status="withdrawn")
+                    continue
+                self.runs.update(d.dispatch_id, run_id=run_id)
+                ensure_check(self.gh, self.effects, self.runs, d.dispatch_id)
+            if run_id is not None:
 
-                def stop(run_id: int = d.run_id) -> dict[str, Any]:
+                def stop(run_id: int = run_id) -> dict[str, Any]:
                     self.gh.cancel_run(repo, run_id)
                     return {"cancelled": True}
 
-                self.effects.once(f"cancel:{d.dispatch_id}", "cancel", f"{repo} run {d.run_id}", stop)
+                self.effects.once(f"cancel:{d.dispatch_id}", "cancel", f"{repo} run {run_id}", stop)
             self.runs.update(d.dispatch_id, status="completed", conclusion="cancelled")
-            if d.check_run_id is not None:
+            check_run_id = (self.runs.get(d.dispatch_id) or d).check_run_id
+            if check_run_id is not None:
                 self.gh.update_check_run(
                     repo,
-                    d.check_run_id,
+                    check_run_id,
                     {
                         "status": "completed",
                         "conclusion": "cancelled",

@@ -2,8 +2,8 @@
 
 Each write has an idempotency key. A key already `done` is skipped; a key left `pending` by
 an attempt that died mid-way is reconciled against GitHub (find the comment by its marker, the
-review by its commit) before anything is written again. In dry-run the write is recorded and
-logged, not sent.
+review by its commit) before anything is written again. In dry-run the write is recorded as
+``dry_run`` and logged, not sent; a live service makes it as if it had never been recorded.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bot.port import GitHubPort, Gone, InlineComment
+from bot.port import Comment, GitHubPort, Gone, InlineComment
 from bot.publish import batches, is_summary
 from bot.store.store import Store
 
@@ -24,11 +24,19 @@ REVIEW_MARKER = "<!-- rocmbot:review -->"
 class Effects:
     """The writes one handler makes for one delivery."""
 
-    def __init__(self, store: Store, port: GitHubPort | None, *, dry_run: bool, delivery_id: str) -> None:
+    def __init__(self, store: Store, port: GitHubPort | None, *, dry_run: bool, delivery_id: str,
+                 app_id: int | None = None) -> None:
         self.store = store
         self.port = port
         self.dry_run = dry_run or port is None
         self.delivery_id = delivery_id
+        self.app_id = app_id  # whose comments are this App's
+
+    def ours(self, comment: Comment) -> bool:
+        """A comment this App made: made through its App id (any bot account's, without one)."""
+        if self.app_id is not None:
+            return comment.app_id == self.app_id
+        return comment.author_is_bot
 
     def once(
         self,
@@ -39,10 +47,12 @@ class Effects:
         reconcile: Callable[[], Any] | None = None,
     ) -> Any:
         entry = self.store.begin_effect(key, kind, target, self.delivery_id)
-        if entry.status == "done":
+        if entry.status == "done" or (entry.status == "dry_run" and self.dry_run):
             log.info("effect already made", extra={"key": key, "delivery_id": self.delivery_id})
             return entry.result
-        if not entry.created and reconcile is not None and not self.dry_run:
+        if entry.status == "dry_run":  # never sent: live, it is made now, as a pending write
+            self.store.mark_effect(key, "pending", was="dry_run")
+        elif not entry.created and reconcile is not None and not self.dry_run:
             found = reconcile()
             if found is not None:
                 self.store.finish_effect(key, found)
@@ -50,8 +60,10 @@ class Effects:
         if self.dry_run:
             result: Any = {"dry_run": True}
             log.info("dry-run: effect not sent", extra={"key": key, "kind": kind, "target": target})
-        else:
-            result = act()
+            if entry.created:  # a pending entry of a live attempt stays pending for the live service
+                self.store.finish_effect(key, result, "dry_run")
+            return result
+        result = act()
         self.store.finish_effect(key, result)
         return result
 
@@ -105,7 +117,7 @@ class Effects:
         unsure = False
         for effect in self.store.effects_starting(prefix):
             result = effect.result
-            if effect.key == key:
+            if effect.key == key or effect.status == "dry_run":  # never sent
                 continue
             if effect.status == "done" and isinstance(result, dict) and isinstance(result.get("id"), int):
                 found = result["id"]
@@ -116,13 +128,13 @@ class Effects:
     # the sticky comment ----------------------------------------------------
 
     def find_summary(self, repo: str, number: int) -> tuple[int, str] | None:
-        """The sticky comment (id, body): a comment by a bot account that starts with the
-        marker. Anyone may write the marker in a comment of their own; taking theirs would
-        read a state they wrote and try to edit a comment that is not the App's."""
+        """The sticky comment (id, body): a comment this App made that starts with the marker.
+        Anyone may write the marker in a comment of their own, another App's bot too; taking
+        theirs would read a state they wrote and try to edit a comment that is not the App's."""
         if self.port is None:
             return None
         for comment in self.port.comments(repo, number):
-            if comment.author_is_bot and is_summary(comment.body):
+            if self.ours(comment) and is_summary(comment.body):
                 return comment.id, comment.body
         return None
 

@@ -418,6 +418,7 @@ class PyGithubPort:
                 c.get("body") or "",
                 (c.get("user") or {}).get("login", ""),
                 (c.get("user") or {}).get("type") == "Bot",
+                (c.get("performed_via_github_app") or {}).get("id"),
             )
             for c in self._pages(f"/repos/{repo}/issues/{number}/comments")
         ]

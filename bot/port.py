@@ -44,6 +44,7 @@ class Comment:
     body: str
     author: str
     author_is_bot: bool = False
+    app_id: int | None = None  # the GitHub App the comment was made through (`performed_via_github_app`)
 
 
 @dataclass(frozen=True)

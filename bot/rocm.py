@@ -116,9 +116,11 @@ class RocmRuns:
         return self.actor(self.pr.author).trusted
 
     def request(
-        self, who: Actor, tests: list[SelectedTest], *, force: bool, origin: str, failing: list[str]
+        self, who: Actor, tests: list[SelectedTest], *, force: bool, origin: str, failing: list[str],
+        seen: str | None = None,
     ) -> Outcome:
-        """Dispatch, or queue for approval, or raise Refusal with the reply."""
+        """Dispatch, or queue for approval, or raise Refusal with the reply. ``seen``: the head
+        the requester saw; a maintainer's request approves only that head."""
         d = self.config.dispatch
         if not who.trusted:
             raise Refusal(f"{who.why()}; ROCm runs may be started by {who_may(d, approve=False)}.")
@@ -146,6 +148,10 @@ class RocmRuns:
         head = self.pr.head_sha
         if reasons:
             approved = self.runs.approver(self.repo, self.number, head, digest)
+            if who.maintainer and approved is None and seen not in (None, head):
+                assert seen is not None
+                self.queue_for_approval(tests, "; ".join(reasons))
+                raise Refusal(moved(seen, head))
             if who.maintainer and approved is None:
                 self.runs.approve(self.repo, self.number, head, digest, who.login, "command")
                 approved = who.login
@@ -214,11 +220,15 @@ class RocmRuns:
             lambda: find_check(self.gh, self.repo, head, external_id),
         )
 
-    def approve(self, who: Actor, via: str) -> Outcome:
-        """A maintainer releases the pending selection of the current head."""
+    def approve(self, who: Actor, via: str, *, head: str | None = None) -> Outcome:
+        """A maintainer releases the pending selection of the current head; ``head`` is the
+        head the maintainer saw (the review's commit, the check's head, the head current when
+        the comment was written): an approval of another head releases nothing."""
         d = self.config.dispatch
         if not who.maintainer:
             raise Refusal(f"{who.why()}; ROCm runs may be approved by {who_may(d, approve=True)}.")
+        if head is not None and head != self.pr.head_sha:
+            raise Refusal(moved(head, self.pr.head_sha))
         pending = self.selection()
         if pending is None or pending.state != "pending" or not pending.tests:
             raise Refusal("there is nothing waiting for approval on this head.")
@@ -244,6 +254,17 @@ class RocmRuns:
         return Outcome("dispatch", result)
 
 
+def moved(seen: str, head: str) -> str:
+    """The reply to an approval of a head that is no longer the PR's (``seen`` empty: written
+    before rocmbot knew any head of the PR)."""
+    given = f"is for `{seen[:12]}`, the PR's head when it was given" if seen else (
+        "was given before rocmbot saw the PR's head")
+    return (
+        f"this approval {given}; the head is now `{head[:12]}`, which needs its own approval "
+        "(nothing was dispatched)."
+    )
+
+
 def describe(result: Result) -> str:
     parts = []
     for d in result.dispatched:
@@ -256,4 +277,4 @@ def describe(result: Result) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["Outcome", "Refusal", "RocmRuns", "describe"]
+__all__ = ["Outcome", "Refusal", "RocmRuns", "describe", "moved"]

@@ -117,6 +117,10 @@ class Worker:
         renewer = threading.Thread(target=self._renew_loop, name="rocmbot-lease-renewer", daemon=True)
         renewer.start()
         self._threads.append(renewer)
+        if self.settings.pending_effect_seconds > 0:
+            sweeper = threading.Thread(target=self._sweep_loop, name="rocmbot-pending-sweeper", daemon=True)
+            sweeper.start()
+            self._threads.append(sweeper)
         log.info("worker started", extra={"worker": self.name, "concurrency": count})
 
     def stop(self, timeout: float = 30.0) -> None:
@@ -173,6 +177,17 @@ class Worker:
                     self.store.renew(owner, [pk], self.settings.lease_seconds)
                 except Exception:
                     log.exception("lease renewal failed", extra={"worker": owner})
+
+    def _sweep_loop(self) -> None:
+        """Complete or retry the effects left pending (bot/pending.py), on a timer."""
+        from bot.pending import sweep
+
+        older = self.settings.pending_effect_seconds
+        while not self._stop.wait(min(60.0, older / 2)):
+            try:
+                sweep(self.store, self.context_factory, older)
+            except Exception:  # the database went away: the next pass
+                log.exception("pending-effects sweep failed", extra={"worker": self.name})
 
     def run_once(self, owner: str | None = None) -> bool:
         """Claim and process one delivery; False when none was due."""

@@ -80,6 +80,7 @@ class DispatchConfig(Model):
     ref: str | None = None
     auto: Literal["trusted", "off"] = "trusted"
     cancel_stale: bool = True
+    cancel_on_close: bool = True
     trusted_users: list[str] = Field(default_factory=list)
     trusted_teams: list[str] = Field(default_factory=list)
     maintainers: list[str] = Field(default_factory=list)

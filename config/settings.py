@@ -74,6 +74,10 @@ class Settings(BaseSettings):
         default=180.0, gt=0, le=3 * 24 * 60,
         description="how far back the reconciler looks (GitHub keeps deliveries three days)"
     )
+    pending_effect_seconds: float = Field(
+        default=300.0, ge=0, description="a worker completes or retries GitHub writes left pending "
+        "this long (a dispatch in doubt, a run without its check, a write whose delivery gave up; 0: never)"
+    )
     log_format: Literal["json", "text"] = "json"
     log_level: str = "INFO"
 

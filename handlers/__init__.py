@@ -8,6 +8,6 @@ from bot.router import Router
 def build_router() -> Router:
     """Every handler module's router, in the order their handlers run: analysis before the
     dispatch that reads its selection."""
-    from handlers import commands, review, rocm_runs
+    from handlers import commands, rerun, review, rocm_runs
 
-    return Router(review.router, rocm_runs.router, commands.router)
+    return Router(review.router, rocm_runs.router, commands.router, rerun.router)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from datetime import datetime
 
 from bot.authz import who_may
 from bot.commands import VALID, Command, parse
@@ -11,7 +12,7 @@ from bot.context import HandlerContext
 from bot.dispatcher import Refusal, minutes
 from bot.events import Event
 from bot.formats.escape import code
-from bot.rocm import RocmRuns, describe
+from bot.rocm import RocmRuns
 from bot.router import Router
 
 router = Router()
@@ -45,7 +46,7 @@ def _reply(runs: RocmRuns, event: Event, comment_id: int, kind: str, text: str) 
 
     def reconcile() -> dict[str, object] | None:
         for found in runs.gh.comments(runs.repo, runs.number):
-            if found.author_is_bot and marker in found.body:
+            if runs.effects.ours(found) and marker in found.body:
                 if found.body != body:
                     runs.gh.edit_comment(runs.repo, found.id, body)
                 return {"id": found.id, "kind": kind, "reconciled": True}
@@ -58,6 +59,41 @@ def _reply(runs: RocmRuns, event: Event, comment_id: int, kind: str, text: str) 
         create,
         reconcile,
     )
+
+
+def _answer(runs: RocmRuns, comment_id: int, text: str) -> None:
+    """A refusal or a "waiting for approval": one reply per answer and head. The same answer to
+    a later command on the same head edits that reply (it counts the commands) instead of
+    adding a comment: five refused `/run-amd` make one reply, not five."""
+    head = runs.pr.head_sha
+    digest = hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()[:12]
+    group = f"{runs.repo}#{runs.number}:{head[:12]}:{digest}"
+    marker = f"<!-- rocmbot:answer {head[:12]}:{digest} -->"
+    target = f"{runs.repo}#{runs.number}"
+
+    def create() -> dict[str, object]:
+        return {"id": runs.gh.create_comment(runs.repo, runs.number, f"{text}\n\n{marker}").id,
+                "command": comment_id}
+
+    def reconcile() -> dict[str, object] | None:
+        for found in runs.gh.comments(runs.repo, runs.number):
+            if runs.effects.ours(found) and marker in found.body:
+                return {"id": found.id, "command": None, "reconciled": True}
+        return None
+
+    first = runs.effects.once(f"answer:{group}", "comment", target, create, reconcile)
+    if not isinstance(first, dict) or first.get("command") == comment_id or first.get("dry_run"):
+        return
+    reply_id = int(first["id"])
+    prefix = f"answer-edit:{group}:"
+    earlier = {e.key for e in runs.effects.store.effects_starting(prefix)} - {f"{prefix}{comment_id}"}
+    count = len(earlier) + 2
+    body = f"{text}\n\n_The same answer to {count} commands on this head._\n\n{marker}"
+
+    def edit() -> dict[str, object]:
+        return {"id": runs.gh.edit_comment(runs.repo, reply_id, body).id}
+
+    runs.effects.once(f"{prefix}{comment_id}", "comment_edit", target, edit)
 
 
 def _react(runs: RocmRuns, comment_id: int, content: str) -> None:
@@ -89,6 +125,18 @@ def _help(runs: RocmRuns) -> str:
     return "\n".join(lines)
 
 
+def _head_when_written(runs: RocmRuns, event: Event) -> str:
+    """The PR's head when the comment was written (an edited one: when it was edited), as the
+    bot saw the heads arrive; an approval applies to that head only."""
+    comment = event.payload.get("comment") or {}
+    stamp = comment.get("updated_at") if event.action == "edited" else comment.get("created_at")
+    try:
+        when = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return runs.pr.head_sha  # GitHub always says; a hand-made delivery may not
+    return runs.runs.head_at(runs.repo, runs.number, when) or ""  # before any head it knows
+
+
 def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, login: str) -> None:
     if command.kind == "unknown":
         _react(runs, comment_id, "confused")
@@ -110,19 +158,14 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
             raise Refusal(
                 f"{who.why()}; runs may be cancelled by {who_may(runs.config.dispatch, approve=False)}."
             )
-        cancelled = runs.dispatcher.cancel(runs.repo, runs.number)
-        _reply(
-            runs,
-            event,
-            comment_id,
-            "cancel",
-            f"Cancelled {len(cancelled)} ROCm run{'s' if len(cancelled) != 1 else ''}."
-            if cancelled
-            else "No ROCm run of this PR is in flight.",
-        )
+        if runs.dispatcher.cancel(runs.repo, runs.number):
+            _react(runs, comment_id, "+1")  # the `rocmbot / rocm` checks say cancelled
+        else:
+            _reply(runs, event, comment_id, "cancel", "No ROCm run of this PR is in flight.")
         return
+    seen = _head_when_written(runs, event)
     if command.kind == "approve":
-        outcome = runs.approve(who, "command")
+        outcome = runs.approve(who, "command", head=seen)
     else:
         selection = runs.selection()
         failing = selection.failing if selection is not None else []
@@ -135,26 +178,20 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
             if problems:
                 raise Refusal("nothing was dispatched: " + "; ".join(problems) + ".")
         outcome = runs.request(
-            who, tests, force=command.force, origin=f"comment:{comment_id}", failing=failing
+            who, tests, force=command.force, origin=f"comment:{comment_id}", failing=failing, seen=seen
         )
     if outcome.decision == "pending":
-        _reply(
+        _answer(
             runs,
-            event,
             comment_id,
-            "pending",
             f"Waiting for a maintainer's approval: {outcome.reason}. "
             f"{who_may(runs.config.dispatch, approve=True).capitalize()} can approve with `/approve-amd` "
             "or the button on the `rocmbot / rocm` check.",
         )
         return
+    # Done: the reaction and the `rocmbot / rocm` checks say so; no comment.
     assert outcome.result is not None
-    if outcome.result.dispatched:
-        _react(runs, comment_id, "rocket")
-        _reply(runs, event, comment_id, "dispatched", "Dispatched: " + describe(outcome.result) + ".")
-    else:
-        _reply(runs, event, comment_id, "dispatched",
-               "Nothing new to run: " + describe(outcome.result) + " for this head.")
+    _react(runs, comment_id, "rocket" if outcome.result.dispatched else "+1")
 
 
 @router.register("issue_comment", "created")
@@ -179,7 +216,7 @@ def answer_command(event: Event, ctx: HandlerContext) -> None:
         _handle(runs, event, command, comment_id, str(user.get("login") or event.sender or ""))
     except Refusal as refusal:
         _react(runs, comment_id, "confused")
-        _reply(runs, event, comment_id, "refusal", f"Not dispatched: {refusal.reason}")
+        _answer(runs, comment_id, f"Not dispatched: {refusal.reason}")
 
 
 __all__ = ["VALID", "answer_command", "router"]

@@ -68,17 +68,27 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
             extra={"delivery_id": event.delivery_id, "repository": event.repository},
         )
         return
-    gh, repo, number = ctx.github, event.repository, event.pr_number
     sent = event.payload.get("pull_request") or {}
     if sent.get("draft") and not ctx.settings.analyse_drafts:
-        log.info("draft PR: not analysed", extra={"delivery_id": event.delivery_id, "pr": number})
+        log.info("draft PR: not analysed", extra={"delivery_id": event.delivery_id, "pr": event.pr_number})
         return
-    head_sha, base_sha = event.head_sha, (sent.get("base") or {}).get("sha")
-    if not head_sha or not isinstance(base_sha, str):  # the delivery does not say: ask GitHub
+    base_sha = (sent.get("base") or {}).get("sha")
+    expected = sent.get("changed_files")
+    analyse(ctx, event.repository, event.pr_number, event.head_sha,
+            base_sha if isinstance(base_sha, str) else None,
+            expected=expected if isinstance(expected, int) else None, known_new=event.action == "opened")
+
+
+def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, base_sha: str | None, *,
+            expected: int | None = None, known_new: bool = False, rerun: str | None = None) -> None:
+    """Analyse base..head of PR ``number`` and publish; ``rerun`` (a re-run's delivery id)
+    writes the check again even when its contents did not change."""
+    assert ctx.github is not None
+    gh, delivery_id = ctx.github, ctx.event.delivery_id
+    if not head_sha or base_sha is None:  # the delivery does not say: ask GitHub
         known = ctx.pull_request(repo, number)
         head_sha, base_sha = head_sha or known.head_sha, known.base_sha
-    expected = sent.get("changed_files")
-    files = gh.pull_files(repo, number, expected=expected if isinstance(expected, int) else None)
+    files = gh.pull_files(repo, number, expected=expected)
     changed = {f.path for f in files} | {f.previous_path for f in files if f.previous_path}
     head = GitHubTree(gh, repo, head_sha)
     base = GitHubTree.before(head, base_sha, files)
@@ -86,11 +96,11 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
     if pr.head_sha != head_sha:
         log.info(
             "head moved since this delivery: a newer one will analyse it",
-            extra={"delivery_id": event.delivery_id, "pr": number},
+            extra={"delivery_id": delivery_id, "pr": number},
         )
         return
     if pr.draft and not ctx.settings.analyse_drafts:
-        log.info("draft PR: not analysed", extra={"delivery_id": event.delivery_id, "pr": number})
+        log.info("draft PR: not analysed", extra={"delivery_id": delivery_id, "pr": number})
         return
     report = analyze(base, head, loaded=loaded, changed=changed, full=False)
 
@@ -106,12 +116,12 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
             "output": check_output(report),
         },
         check_annotations(report),
-        version=version,
+        version=f"{version}:rerun:{rerun}" if rerun else version,
     )
 
     # The ledger knows the comment it wrote; a PR just opened has none it does not know of.
     existing = effects.known_summary(repo, number)
-    if existing is None and event.action != "opened":
+    if existing is None and not known_new:
         existing = effects.find_summary(repo, number)
     previous = SummaryState.load(existing[1] if existing else None)
     previous.posted = list(dict.fromkeys([*previous.posted, *effects.posted_inline(repo, number)]))

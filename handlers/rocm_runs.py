@@ -6,7 +6,7 @@ import logging
 from datetime import datetime
 
 from bot.context import HandlerContext
-from bot.dispatcher import APPROVE_ACTION, Dispatcher, Refusal, job_target
+from bot.dispatcher import APPROVE_ACTION, Dispatcher, Refusal, ensure_check, job_target
 from bot.events import Event
 from bot.port import WorkflowJob
 from bot.rocm import RocmRuns
@@ -60,25 +60,45 @@ def dispatch_after_analysis(event: Event, ctx: HandlerContext) -> None:
         runs.report_refusal(refusal)
 
 
+@router.register("pull_request", "closed")
+def cancel_when_closed(event: Event, ctx: HandlerContext) -> None:
+    """A closed or merged PR's ROCm runs are cancelled (`dispatch.cancel_on_close`)."""
+    if ctx.github is None or event.repository is None or event.pr_number is None:
+        return
+    runs = RocmRuns(ctx, event.repository, event.pr_number)
+    if runs.config.dispatch.cancel_on_close:
+        cancelled = runs.dispatcher.cancel(runs.repo, runs.number)
+        log.info("PR closed: ROCm runs cancelled", extra={"delivery_id": event.delivery_id,
+                                                         "cancelled": len(cancelled)})
+
+
 @router.register("check_run", "requested_action")
 def approve_from_button(event: Event, ctx: HandlerContext) -> None:
-    """The "Approve ROCm run" button: the clicking maintainer approves the current head."""
+    """The "Approve ROCm run" button: the clicking maintainer approves the head the check is on.
+
+    The PR is the one the bot made the check for: GitHub leaves `pull_requests` empty when the
+    head is in a fork, which is when an approval is asked for."""
     action = (event.payload.get("requested_action") or {}).get("identifier")
+    check = event.payload.get("check_run") or {}
     if action != APPROVE_ACTION or ctx.github is None or event.repository is None:
         return
-    prs = (event.payload.get("check_run") or {}).get("pull_requests") or []
-    if not prs:
+    mine = DispatchStore(ctx.store).selection_of_check(event.repository, int(check.get("id") or 0))
+    if mine is None:
+        log.info("approve button on a check rocmbot has no record of",
+                 extra={"delivery_id": event.delivery_id, "check_run": check.get("id")})
         return
-    runs = RocmRuns(ctx, event.repository, int(prs[0]["number"]))
+    number, head = mine
+    runs = RocmRuns(ctx, event.repository, number)
     try:
-        runs.approve(runs.actor(event.sender or ""), "button")
+        runs.approve(runs.actor(event.sender or ""), "button", head=head)
     except Refusal as refusal:
         log.info("approval refused", extra={"delivery_id": event.delivery_id, "reason": refusal.reason})
 
 
 @router.register("pull_request_review", "submitted")
 def approve_from_review(event: Event, ctx: HandlerContext) -> None:
-    """An APPROVED review by a maintainer releases the head's waiting ROCm runs."""
+    """An APPROVED review by a maintainer releases the waiting ROCm runs of the head it reviewed
+    (its `commit_id`); a review of an older head says that the new head needs its own approval."""
     review = event.payload.get("review") or {}
     if str(review.get("state", "")).lower() != "approved" or ctx.github is None:
         return
@@ -86,15 +106,34 @@ def approve_from_review(event: Event, ctx: HandlerContext) -> None:
         return
     runs = RocmRuns(ctx, event.repository, event.pr_number)
     selection = runs.selection()
-    if selection is None or selection.state != "pending" or review.get("commit_id") != runs.pr.head_sha:
+    if selection is None or selection.state != "pending":
         return
     login = str((review.get("user") or {}).get("login") or event.sender or "")
     try:
-        runs.approve(runs.actor(login), "review")
+        runs.approve(runs.actor(login), "review", head=str(review.get("commit_id") or ""))
     except Refusal as refusal:
         log.info(
             "approval by review refused", extra={"delivery_id": event.delivery_id, "reason": refusal.reason}
         )
+        if runs.actor(login).maintainer:  # a maintainer expects the runs: say why not
+            _review_reply(runs, int(review.get("id") or 0), f"Not dispatched: {refusal.reason}")
+
+
+def _review_reply(runs: RocmRuns, review_id: int, text: str) -> None:
+    """One reply per review, found again by its marker when GitHub made it unseen."""
+    marker = f"<!-- rocmbot:review-reply {review_id} -->"
+    body = f"{text}\n\n{marker}"
+
+    def reconcile() -> dict[str, object] | None:
+        for found in runs.gh.comments(runs.repo, runs.number):
+            if runs.effects.ours(found) and marker in found.body:
+                return {"id": found.id, "reconciled": True}
+        return None
+
+    runs.effects.once(
+        f"review-reply:{runs.repo}:{review_id}", "comment", f"{runs.repo}#{runs.number}",
+        lambda: {"id": runs.gh.create_comment(runs.repo, runs.number, body).id}, reconcile,
+    )
 
 
 def _dispatch_of(store: DispatchStore, repo: str, run: dict[str, object]) -> str | None:
@@ -199,6 +238,7 @@ def track_workflow_run(event: Event, ctx: HandlerContext) -> None:
     store.update(
         dispatch_id, run_id=run.get("id"), run_url=run.get("html_url"), status=status, conclusion=conclusion
     )
+    ensure_check(ctx.github, ctx.effects(), store, dispatch_id)  # a run whose dispatch died unseen
     record = store.get(dispatch_id)
     assert record is not None
     if status == "completed" and record.run_id is not None:

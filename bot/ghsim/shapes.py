@@ -434,7 +434,8 @@ class Shapes:
             "created_at": iso(comment.created_at),
             "updated_at": iso(comment.updated_at),
             "author_association": self.association(comment.repo, comment.user),
-            "performed_via_github_app": self.app() if comment.user.type == "Bot" else None,
+            # Only the App's own bot acts through this App; another bot account is another App.
+            "performed_via_github_app": self.app() if comment.user is self.state.bot else None,
             "reactions": self.reactions_rollup(f"{api}/reactions", comment.reactions),
         }
 

@@ -10,10 +10,17 @@ from typing import Any
 
 from sqlalchemy import Row, func, select, update
 
-from bot.store.schema import approvals, dispatches, selections, test_outcomes
+from bot.store.schema import approvals, deliveries, dispatches, selections, test_outcomes
 from bot.store.store import Store
 
 ACTIVE = ("requested", "queued", "in_progress", "waiting", "pending")
+# Rows GitHub has not accepted: `dispatching` is written before the request and stays until the
+# run is known (GitHub's answer, or the dispatch id found in a run's name); `dry_run` was never
+# sent. Neither is in flight, counts against a budget, or answers "already running".
+UNACCEPTED = ("dispatching", "dry_run")
+# Given up: the head moved or the PR closed before GitHub accepted it, and no run was found.
+WITHDRAWN = "withdrawn"
+NOT_SPENT = (*UNACCEPTED, WITHDRAWN)
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,11 @@ class Dispatch:
     def active(self) -> bool:
         return self.status in ACTIVE
 
+    @property
+    def effect_key(self) -> str:
+        """The ledger key of sending it: every attempt at this dispatch shares it."""
+        return f"dispatch:{self.dispatch_id}"
+
 
 @dataclass(frozen=True)
 class JobOutcome:
@@ -181,6 +193,25 @@ class DispatchStore:
             m["state"],
         )
 
+    def prs_of_head(self, repo: str, head: str) -> list[int]:
+        """The PRs the bot analysed this head for (GitHub names no PR for a fork's head)."""
+        query = select(selections.c.pr_number).where(
+            selections.c.repository == repo, selections.c.head_sha == head
+        ).order_by(selections.c.pr_number)
+        with self.engine.connect() as conn:
+            return [int(r[0]) for r in conn.execute(query).all()]
+
+    def selection_of_check(self, repo: str, check_run_id: int) -> tuple[int, str] | None:
+        """The PR and head of the selection whose approval check this is (the bot's own record:
+        GitHub leaves a fork PR's check without its PR)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(selections.c.pr_number, selections.c.head_sha).where(
+                    selections.c.repository == repo, selections.c.check_run_id == check_run_id
+                )
+            ).first()
+        return None if row is None else (int(row[0]), str(row[1]))
+
     def set_selection(self, repo: str, pr: int, head: str, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(
@@ -194,6 +225,20 @@ class DispatchStore:
             )
 
     # approvals -------------------------------------------------------------
+
+    def head_at(self, repo: str, pr: int, when: float) -> str | None:
+        """The PR's head as the bot knew it at ``when`` (a GitHub timestamp, whole seconds): the
+        head whose first delivery came last, no later than that second. None: no head yet."""
+        seen = func.min(deliveries.c.received_at)
+        query = (
+            select(deliveries.c.head_sha, seen)
+            .where(deliveries.c.pr_key == f"{repo}#{pr}", deliveries.c.head_sha.is_not(None))
+            .group_by(deliveries.c.head_sha)
+        )
+        with self.engine.connect() as conn:
+            heads = [(float(first), str(head)) for head, first in conn.execute(query).all()]
+        known = [(first, head) for first, head in heads if int(first) <= when]
+        return max(known)[1] if known else None
 
     def approve(self, repo: str, pr: int, head: str, digest: str, approver: str, via: str) -> bool:
         stmt = (
@@ -237,6 +282,7 @@ class DispatchStore:
         gpu_minutes: float,
         requested_by: str,
     ) -> bool:
+        """Record a dispatch before it is sent: `dispatching`, not yet in flight."""
         now = time.time()
         stmt = (
             self._insert()(dispatches)
@@ -249,7 +295,7 @@ class DispatchStore:
                 tests=" ".join(tests),
                 gpu_minutes=gpu_minutes,
                 requested_by=requested_by,
-                status="requested",
+                status="dispatching",
                 created_at=now,
                 updated_at=now,
             )
@@ -257,6 +303,22 @@ class DispatchStore:
         )
         with self.engine.begin() as conn:
             return bool(conn.execute(stmt).rowcount)
+
+    def accept(self, dispatch_id: str, run_id: int | None) -> None:
+        """GitHub accepted the dispatch: in flight (`queued`) unless its run's news came first."""
+        now = time.time()
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(dispatches)
+                .where(dispatches.c.dispatch_id == dispatch_id, dispatches.c.status.in_(UNACCEPTED))
+                .values(status="queued", updated_at=now)
+            )
+            if run_id is not None:
+                conn.execute(
+                    update(dispatches)
+                    .where(dispatches.c.dispatch_id == dispatch_id, dispatches.c.run_id.is_(None))
+                    .values(run_id=run_id, updated_at=now)
+                )
 
     def update(self, dispatch_id: str, **values: Any) -> None:
         with self.engine.begin() as conn:
@@ -285,11 +347,30 @@ class DispatchStore:
         with self.engine.connect() as conn:
             return [Dispatch.from_row(r) for r in conn.execute(query.order_by(dispatches.c.id)).all()]
 
+    def left_pending(self, before: float) -> list[Dispatch]:
+        """Dispatches untouched since ``before`` that lack something: GitHub's acceptance (in
+        doubt), or, accepted, their `rocmbot / rocm` check."""
+        doubt = dispatches.c.status == "dispatching"
+        no_check = (dispatches.c.status.not_in(NOT_SPENT) & dispatches.c.check_run_id.is_(None))
+        query = (select(dispatches).where(dispatches.c.updated_at < before, doubt | no_check)
+                 .order_by(dispatches.c.id).limit(200))
+        with self.engine.connect() as conn:
+            return [Dispatch.from_row(r) for r in conn.execute(query).all()]
+
+    def take(self, dispatch_id: str, before: float) -> bool:
+        """Claim a dispatch left pending for one sweep: False when another sweeper touched it."""
+        with self.engine.begin() as conn:
+            return bool(conn.execute(
+                update(dispatches)
+                .where(dispatches.c.dispatch_id == dispatch_id, dispatches.c.updated_at < before)
+                .values(updated_at=time.time())
+            ).rowcount)
+
     def gpu_minutes(
         self, repo: str, *, since: float | None = None, pr: int | None = None, head: str | None = None
     ) -> float:
         query = select(func.coalesce(func.sum(dispatches.c.gpu_minutes), 0.0)).where(
-            dispatches.c.repository == repo
+            dispatches.c.repository == repo, dispatches.c.status.not_in(NOT_SPENT)
         )
         if since is not None:
             query = query.where(dispatches.c.created_at >= since)

@@ -118,7 +118,7 @@ class Effect:
     key: str
     kind: str
     target: str
-    status: str  # pending | done
+    status: str  # pending | done | dry_run (recorded, not sent) | retried (its delivery queued again)
     result: Any
     created: bool  # this call wrote the entry
 
@@ -555,10 +555,33 @@ class Store:
         result = json.loads(m["result"]) if m["result"] else None
         return Effect(key, m["kind"], m["target"], m["status"], result, created)
 
-    def finish_effect(self, key: str, result: Any) -> None:
+    def finish_effect(self, key: str, result: Any, status: str = "done") -> None:
+        """``status``: ``done``, or ``dry_run`` for a write recorded and not sent."""
         with self.engine.begin() as conn:
             conn.execute(update(effects).where(effects.c.key == key).values(
-                status="done", result=json.dumps(result, default=str), updated_at=time.time()))
+                status=status, result=json.dumps(result, default=str), updated_at=time.time()))
+
+    def pending_effects(self, before: float, limit: int = 200) -> list[tuple[Effect, str | None]]:
+        """Ledger entries left ``pending`` since before ``before``, with the delivery that began them."""
+        query = (select(effects).where(effects.c.status == "pending", effects.c.updated_at < before)
+                 .order_by(effects.c.id).limit(limit))
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [(Effect(r.key, r.kind, r.target, r.status, json.loads(r.result) if r.result else None,
+                        False), r.delivery_id) for r in rows]
+
+    def mark_effect(self, key: str, status: str, *, was: str = "pending") -> bool:
+        """Move an entry from ``was`` to ``status`` (``retried``: its delivery was queued again;
+        ``pending``: a dry-run entry about to be made live); False when another did it first."""
+        with self.engine.begin() as conn:
+            return bool(conn.execute(update(effects).where(effects.c.key == key, effects.c.status == was)
+                                     .values(status=status, updated_at=time.time())).rowcount)
+
+    def effect_delivery(self, key: str) -> str | None:
+        """The delivery whose handling began this ledger entry."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(effects.c.delivery_id).where(effects.c.key == key)).first()
+        return None if row is None or row[0] is None else str(row[0])
 
     def effects_for(self, keys: list[str]) -> list[Effect]:
         """The ledger entries of these keys (those recorded)."""

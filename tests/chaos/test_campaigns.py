@@ -1,6 +1,8 @@
 """The fault campaigns of bench/chaos.py, small: the service and its workers as real processes,
 the GitHub simulator injecting faults, on loopback. Each asserts the targets: nothing lost, no
-comment, review or dispatch made twice, every PR's sticky comment describing its final head."""
+comment, review or dispatch made twice, no effect missing (every final head's check and summary,
+every accepted dispatch's run and `rocmbot / rocm` check, no dispatch in flight without a run),
+every PR's sticky comment describing its final head."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ def assert_targets(table: Table) -> None:
     assert table.lost == 0 and table.dead == 0, table.notes["unprocessed"]
     assert table.duplicate_comments == 0, table.notes["orphan_replies"]
     assert (table.duplicate_reviews, table.duplicate_dispatches, table.duplicate_check_runs) == (0, 0, 0)
+    assert table.missing == 0, table.notes["missing"]
     assert table.sticky_matching == table.prs, table.notes["sticky_wrong"]
 
 

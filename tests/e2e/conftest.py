@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,14 @@ class World:
     service: str
     store: Store
     settings: Settings
+    services: ExitStack = field(default_factory=ExitStack)
+
+    def restart(self, **changes: Any) -> None:
+        """Stop the service, then serve again on the same database with changed settings."""
+        self.services.close()
+        self.settings = self.settings.model_copy(update=changes)
+        self.service = self.services.enter_context(serving(create_app(self.settings, run_worker=True)))
+        self.sim.state.configure_webhook(f"{self.service}/webhook", SECRET)
 
     def open_pr(self, files: dict[str, str | None], *, author: str = "dev", fork: bool = False,
                 branch: str = "feature") -> PullRequest:
@@ -74,19 +83,20 @@ def make_world(tmp_path: Path, files: dict[str, str] | None = None, **overrides:
         state.add_installation("octo", installation_id=77)
         state.add_collaborator(repo, "dev", "write")
         state.add_collaborator(repo, "lead", "maintain")
-        settings = Settings(
-            webhook_secret=SecretStr(SECRET), database_url=f"sqlite:///{tmp_path}/e2e.db", dry_run=False,
-            app_id=state.app.id, private_key=SecretStr(state.app.private_key_pem), github_api_url=sim.url,
-            seconds_between_writes=0, secondary_rate_wait_seconds=0.2, github_backoff_seconds=0.05,
-            github_retries=8, poll_seconds=0.02, backoff_base_seconds=0.05, backoff_max_seconds=0.5,
-            lease_seconds=30, max_attempts=12, worker_concurrency=2, **overrides,
-        )
-        app = create_app(settings, run_worker=True)
-        with serving(app) as url:
+        settings = Settings(**{
+            "webhook_secret": SecretStr(SECRET), "database_url": f"sqlite:///{tmp_path}/e2e.db",
+            "dry_run": False, "app_id": state.app.id, "private_key": SecretStr(state.app.private_key_pem),
+            "github_api_url": sim.url, "seconds_between_writes": 0, "secondary_rate_wait_seconds": 0.2,
+            "github_backoff_seconds": 0.05, "github_retries": 8, "poll_seconds": 0.02,
+            "backoff_base_seconds": 0.05, "backoff_max_seconds": 0.5, "lease_seconds": 30,
+            "max_attempts": 12, "worker_concurrency": 2, **overrides,
+        })
+        with ExitStack() as services:
+            url = services.enter_context(serving(create_app(settings, run_worker=True)))
             state.configure_webhook(f"{url}/webhook", SECRET)
             store = Store(settings.database_url)
             try:
-                yield World(sim, repo, url, store, settings)
+                yield World(sim, repo, url, store, settings, services)
             finally:
                 store.close()
         assert not state.validation_failures, state.validation_failures

@@ -87,10 +87,11 @@ def test_error_findings_block_dispatch_until_a_maintainer_forces(world: World) -
     assert "has error findings" in _replies(world, pr)[-1] and "confused" in _reactions(world, dev)
     _comment(world, pr, "/run-amd --force", "dev")
     assert "`--force` may be used by people with maintain or admin" in _replies(world, pr)[-1]
+    replies = _replies(world, pr)
     lead = _comment(world, pr, "/run-amd --force", "lead")
     assert len(_runs(world)) == 1
     assert {"eyes", "rocket"} <= set(_reactions(world, lead))
-    assert _replies(world, pr)[-1].startswith("Dispatched: `stage-c-4-gpu-mi350`: 1 test")
+    assert _replies(world, pr) == replies  # a success posts no comment: the reaction and the check say it
 
 
 def test_an_untrusted_author_waits_for_a_maintainer(world: World) -> None:
@@ -137,9 +138,9 @@ def test_a_redelivered_or_doubled_command_dispatches_once(world: World) -> None:
     world.deliver("issue_comment", payload)
     world.deliver("issue_comment", payload)
     world.settle()
-    _comment(world, pr, "/run-amd --force", "lead")
+    again = _comment(world, pr, "/run-amd --force", "lead")
     assert len(_runs(world)) == 1
-    assert "already running" in _replies(world, pr)[-1]
+    assert "+1" in _reactions(world, again) and _replies(world, pr) == []  # already running
 
 
 def test_paths_all_cancel_help_and_unknown_commands(world: World) -> None:
@@ -154,8 +155,8 @@ def test_paths_all_cancel_help_and_unknown_commands(world: World) -> None:
     _comment(world, pr, f"/run-amd {SHORT}", "dev")
     (run,) = _runs(world)
     assert run.inputs["tests"] == SHORT and run.inputs["suite"] == "stage-b-1-gpu-mi350"
-    _comment(world, pr, "/run-amd cancel", "dev")
-    assert _replies(world, pr)[-1].startswith("Cancelled 1 ROCm run.\n\n<!-- rocmbot:reply ")
+    cancel = _comment(world, pr, "/run-amd cancel", "dev")
+    assert "+1" in _reactions(world, cancel) and "rocmbot:reply" not in _replies(world, pr)[-1]
     assert world.sim.state.runs[run.id].status == "completed"
     _comment(world, pr, "/run-amd help", "stranger")
     assert "/approve-amd" in _replies(world, pr)[-1]
@@ -253,3 +254,15 @@ def test_each_tests_outcome_reaches_the_rocm_check(world: World) -> None:
     assert world.checks(pr.head_sha, "rocmbot / rocm")[0].summary == summary
     late = world.sim.state.find_calls("PATCH", f"/repos/*/check-runs/{done.id}")
     assert len(late) <= patches + 1 and all(c.body.get("status") == "completed" for c in late[patches:])
+
+
+def test_a_successful_command_posts_no_comment_and_repeated_refusals_make_one_reply(world: World) -> None:
+    pr = _opened(world, {MOE: BAD})
+    refused = [_comment(world, pr, "/run-amd", "dev") for _ in range(5)]
+    (reply,) = _replies(world, pr)
+    assert reply.startswith("Not dispatched: ") and "has error findings" in reply
+    assert "The same answer to 5 commands on this head." in reply
+    assert all("confused" in _reactions(world, c) for c in refused)
+    forced = _comment(world, pr, "/run-amd --force", "lead")
+    assert len(_runs(world)) == 1 and "rocket" in _reactions(world, forced)
+    assert _replies(world, pr) == [reply]  # the dispatch is shown by the reaction and the check

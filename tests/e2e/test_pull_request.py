@@ -138,3 +138,19 @@ def test_publishing_asks_github_only_what_the_ledger_does_not_know(world: World)
     (again,) = world.bot_comments(pr)
     assert again.id != summary.id and "PAR002" in again.body
     assert state.find_calls("GET", "/repos/*/issues/*/comments") == []
+
+
+def test_the_summary_is_found_by_this_apps_identity_not_any_bots(world: World) -> None:
+    """Another App's bot wrote a comment that starts with the summary marker: the bot, which
+    has no record of a summary of its own, must not take that one over."""
+    pr = world.open_pr({MOE: ENABLED_EP4})
+    before = pr.head_sha
+    world.sim.state.account("other-app[bot]", "Bot")
+    imitation = world.sim.state.add_comment(world.repo, pr.number, f"{SUMMARY_MARKER}\nnot rocmbot's",
+                                            author="other-app[bot]")
+    world.sim.state.push(pr, {"README.md": "# miles, pushed\n"})
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "synchronize", before=before))
+    world.settle()
+    assert imitation.body == f"{SUMMARY_MARKER}\nnot rocmbot's"
+    (summary,) = [c for c in world.comments(pr) if c.user is world.sim.state.bot]
+    assert summary.body.startswith(SUMMARY_MARKER) and "PAR002" in summary.body

@@ -28,8 +28,10 @@ OURS = frozenset({
 MENTION = re.compile(r"(?<![\w`])@[A-Za-z0-9]")
 REFERENCE = re.compile(r"(?<![\w&])#\d|\bGH-\d|[\w.-]+/[\w.-]+#\d", re.IGNORECASE)
 BARE_URL = re.compile(r"(?i)\b(?:https?://|www\.|mailto:|ftp://)")
-# rocmbot's own hidden markers: the summary's, the review's, and a command reply's.
-OWN_COMMENT = re.compile(r" rocmbot:(?:summary|review|reply \d+:[0-9a-f]+) ")
+# rocmbot's own hidden markers: the summary's, the review's, a command reply's, a refusal's or
+# waiting answer's (one per answer and head), and the reply to a review.
+OWN_COMMENT = re.compile(
+    r" rocmbot:(?:summary|review|reply \d+:[0-9a-f]+|answer [0-9a-f]+:[0-9a-f]+|review-reply \d+) ")
 
 
 @dataclass

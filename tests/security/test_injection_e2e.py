@@ -111,14 +111,13 @@ def test_command_replies_and_run_checks_quote_hostile_text_inert(dispatching: Wo
     _comment(world, pr, "/run-amdx " + REASON, "dev")  # not a command: quoted back
     _comment(world, pr, "/run-amd help", "stranger")  # lists the selection: path and suite
     _comment(world, pr, "/run-amd tests/`@octocat`<img/src=x>[l](//e.example).py", "dev")  # no such file
-    _comment(world, pr, "/run-amd --force", "lead")  # already running: names the suite
+    _comment(world, pr, "/run-amd --force", "lead")  # already running: a reaction, no comment
     _comment(world, pr, "/run-amd cancel", "stranger")  # refused: names the commenter only
     bodies = _assert_inert(world, pr)
     replies = [b for name, b in bodies.items() if name.startswith("comment")]
     assert any("not a rocmbot command" in r for r in replies)
     assert any("This head's selection" in r and "test_evil.py" in r for r in replies)
     assert any("is not a file at the head" in r for r in replies)
-    assert any("already running" in r for r in replies)
 
     fork = _opened(world, {WORD_EVIL: _evil_test(ep=2, suite=WORD_SUITE) + "\n"}, author="stranger",
                    fork=True, branch="fork-branch")  # untrusted: a pending check lists the tests

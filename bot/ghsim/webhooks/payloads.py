@@ -319,10 +319,13 @@ class Payloads:
         app = self.state.app
         target["app"].update({"id": app.id, "slug": app.slug, "name": app.name})
         target["check_suite"].update({"id": run.check_suite_id, "head_sha": run.head_sha})
+        # GitHub lists only the open PRs whose head is in the repository itself: a fork's PR is
+        # left out, so an App must know from its own records which PR a check belongs to.
         pulls = [
             i.pull
             for i in self.state.issues.values()
-            if i.pull and i.repo is run.repo and i.pull.head_sha == run.head_sha
+            if i.pull and i.repo is run.repo and i.pull.head_sha == run.head_sha and not i.pull.fork
+            and i.pull.state == "open"
         ]
         target["pull_requests"] = [self._pull_minimal(p) for p in pulls]
         target["check_suite"]["pull_requests"] = copy.deepcopy(target["pull_requests"])

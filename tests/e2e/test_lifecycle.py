@@ -1,0 +1,80 @@
+"""A closed PR's ROCm runs are cancelled; "Re-run" on rocmbot's checks analyses or dispatches again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.ghsim.state import PullRequest
+from tests.e2e.conftest import TEMPLATE, World, make_world
+from tests.e2e.test_dispatch import GOOD, MOE, WORKFLOW, _opened, _runs
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    yield from make_world(tmp_path, {WORKFLOW: TEMPLATE})
+
+
+def _close(world: World, pr: PullRequest, *, merged: bool = False) -> None:
+    world.sim.state.set_pull_state(pr, state="closed", merged=merged)
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "closed"))
+    world.settle()
+
+
+@pytest.mark.parametrize("merged", [False, True])
+def test_closing_or_merging_a_pr_cancels_its_rocm_runs(world: World, merged: bool) -> None:
+    pr = _opened(world, {MOE: GOOD})
+    (run,) = _runs(world)
+    _close(world, pr, merged=merged)
+    assert run.status == "completed" and run.conclusion == "cancelled"
+    (check,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    assert check.conclusion == "cancelled"
+
+
+def test_a_repository_may_keep_a_closed_prs_runs(tmp_path: Path) -> None:
+    policy = "dispatch:\n  cancel_on_close: false\n"
+    for world in make_world(tmp_path, {WORKFLOW: TEMPLATE, ".github/rocmbot.yml": policy}):
+        pr = _opened(world, {MOE: GOOD})
+        _close(world, pr)
+        (run,) = _runs(world)
+        assert run.status != "completed"
+
+
+def _rerun(world: World, check: Any, *, sender: str, suite: bool = False) -> None:
+    payload = world.sim.payloads.check_run(check, "rerequested", sender=sender)
+    if suite:  # "Re-run all checks": the suite, not a run, is re-requested
+        payload = {**{k: v for k, v in payload.items() if k != "check_run"},
+                   "check_suite": payload["check_run"]["check_suite"]}
+    world.deliver("check_suite" if suite else "check_run", payload)
+    world.settle()
+
+
+@pytest.mark.parametrize("suite", [False, True])
+def test_re_running_the_analysis_check_analyses_the_head_again(world: World, suite: bool) -> None:
+    """A fork's PR, whose check GitHub names no PR for: found from the bot's own records."""
+    pr = _opened(world, {MOE: GOOD}, author="stranger", fork=True)
+    (check,) = world.checks(pr.head_sha)
+    before = len(world.sim.state.find_calls("GET", f"/repos/{world.repo.full_name}/pulls/{pr.number}/files"))
+    _rerun(world, check, sender="dev", suite=suite)
+    after = world.sim.state.find_calls("GET", f"/repos/{world.repo.full_name}/pulls/{pr.number}/files")
+    assert len(after) > before  # read again
+    assert [c.id for c in world.checks(pr.head_sha)] == [check.id]  # the same check, written again
+    assert world.sim.state.find_calls("PATCH", f"/repos/*/check-runs/{check.id}")
+
+
+def test_re_running_a_rocm_check_dispatches_its_tests_again(world: World) -> None:
+    pr = _opened(world, {MOE: GOOD})
+    (run,) = _runs(world)
+    world.sim.advance_run(run, "completed", "failure", notify=True)
+    world.settle()
+    (check,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    _rerun(world, check, sender="stranger")  # may not run anything
+    assert len(_runs(world)) == 1
+    _rerun(world, check, sender="dev")
+    first, second = _runs(world)
+    assert second.inputs["tests"] == first.inputs["tests"] == MOE
+    assert second.inputs["dispatch_id"] != first.inputs["dispatch_id"]
+    assert len(world.checks(pr.head_sha, "rocmbot / rocm")) == 2
