@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 
 from bot.analysis.engine import analyze
 from bot.analysis.tree import match
 from bot.context import HandlerContext
 from bot.events import Event
+from bot.formats.markdown import Run
 from bot.ghtree import GitHubTree, likely_reads, read_together
 from bot.policy import from_files as policy_from
 from bot.policy import requests as policy_requests
@@ -19,8 +21,6 @@ from bot.publish import (
     check_annotations,
     check_output,
     conclusion,
-    diff_lines,
-    finding_key,
     inline_comments,
     is_relevant,
     summary_body,
@@ -54,6 +54,17 @@ def _first_read(
     if batch.pull is not None:
         ctx.remember_pull_request(batch.pull)
     return ctx.pull_request(repo, number), ctx.policy(repo)
+
+
+def _line_of(tree: GitHubTree) -> Callable[[str, int], str | None]:
+    """A line of a file at the head, for quoting an offending line outside the diff."""
+    def line_of(path: str, line: int) -> str | None:
+        data = tree.read(path)
+        if data is None:
+            return None
+        lines = data.decode("utf-8", "replace").splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else None
+    return line_of
 
 
 @router.register("pull_request", "opened")
@@ -115,17 +126,17 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
         existing = effects.find_summary(repo, number)
     previous = SummaryState.load(existing[1] if existing else None)
     previous.posted = list(dict.fromkeys([*previous.posted, *effects.posted_inline(repo, number)]))
-    blobs = {f.path: f.blob_sha for f in files}
-    diff = {f.path: diff_lines(f.patch) for f in files}
-    inline = inline_comments(report, diff, blobs, previous.posted)
-    keys = {finding_key(f, blobs.get(f.path or "")): f for f in report.findings}
+    patches = {f.path: f.patch for f in files}
+    inline = inline_comments(report, patches, previous.posted, _line_of(head))
     if inline:  # before the summary, which records them as posted
         effects.review(
             repo, number, pr.head_sha, REVIEW_BODY, [InlineComment(c.path, c.line, c.body) for c in inline],
             keys=[c.key for c in inline],
         )
     if existing is not None or is_relevant(report):
-        body, _ = summary_body(report, previous, keys, [c.key for c in inline])
+        runs = [Run(d.suite, tuple(d.tests), d.conclusion or d.status, d.run_url)
+                for d in DispatchStore(ctx.store).for_pr(repo, number, pr.head_sha)]
+        body, _ = summary_body(report, previous, [c.key for c in inline], runs)
         effects.summary(repo, number, body, existing, version=version)
     selected = [SelectedTest(s.path, s.suite, s.est_time, s.gpus, s.tier) for s in report.selected]
     failing = [f.test or f.path or "" for f in report.new_errors]  # the base's do not block

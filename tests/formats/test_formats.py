@@ -99,12 +99,12 @@ def test_markdown_lets_no_mention_link_or_html_through() -> None:
     assert "@octocat" not in body and "@someone" not in body and "@team" not in body
     assert "<img" not in body and "<b>" not in body
     assert "](https://" not in body and "https://" not in body
-    assert "### ❌ rocmbot: 1 error, 2 warnings" in body
+    assert body.startswith("### ❌ 1 new error · 2 new warnings\n")
     assert "| `tests/test_@octocat.py` |" in rendered
     row = next(line for line in rendered.splitlines() if line.startswith("| `tests/"))
-    assert len(re.findall(r"(?<!\\)\|", row)) == 8  # seven cells, whatever the text held
+    assert len(re.findall(r"(?<!\\)\|", row)) == 7  # six cells, whatever the text held
     assert "about 107 GPU-minutes" in body
-    assert "<details><summary>Launches of @\u200bteam</summary>" in body
+    assert "**Launches of @\u200bteam**" in body
 
 
 @given(st.text(max_size=200))
@@ -137,8 +137,7 @@ def test_html_prose_keeps_the_spaces_around_code_elements() -> None:
     assert html_prose("  `a`  and `b` ") == "<code>a</code> and <code>b</code>"
     report = _report()
     report.tables = [Table("Dependency pins: `rocm` group (ROCm image)", ("package",), (("numba",),))]
-    assert "<details><summary>Dependency pins: <code>rocm</code> group (ROCm image)</summary>" in (
-        markdown.render(report))
+    assert "<details><summary>Launch and pin tables (1)</summary>" in markdown.render(report)
 
 
 def test_text_format_names_rules_and_fixes() -> None:
@@ -148,7 +147,7 @@ def test_text_format_names_rules_and_fixes() -> None:
     assert "ROCm runs to dispatch: 1 (107 GPU-minutes)" in out
     assert "Launches of @team" in out
     audit_out = text.render(_report("audit"))
-    assert audit_out.startswith("rocmbot audit bbbbbbbbbbbb: 1 error, 2 warnings")
+    assert audit_out.startswith("rocmbot audit bbbbbbbbbbbb: 1 error · 2 warnings")
 
 
 def test_a_run_with_an_unknown_time_or_gpu_count_adds_no_gpu_minutes() -> None:
@@ -239,10 +238,10 @@ def test_sarif_baseline_state_follows_the_finding() -> None:
 
 def test_empty_report_renders_quietly() -> None:
     report = Report("analyze", "a" * 40, "b" * 40, [], [], [])
-    assert "No registered test is touched (0 markers checked)." in markdown.render(report)
+    assert "(head): 0 test markers touched of 0." in markdown.render(report)
     assert "ROCm runs `/run-amd` would dispatch**: none." in markdown.render(report)
     assert "ROCm runs to dispatch: none" in text.render(report)
-    assert markdown.render(report).startswith("### ✅ rocmbot: no findings")
+    assert markdown.render(report).startswith("### ✅ no new problems · no ROCm runs\n")
 
 
 def test_table_cells_keep_code_spans_and_never_split_on_a_pipe() -> None:

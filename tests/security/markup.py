@@ -22,7 +22,7 @@ from bot.publish import STATE_PREFIX, STATE_SUFFIX
 # Tags rocmbot's own templates produce; a link (`a`) or an image (`img`) is never one of them.
 OURS = frozenset({
     "p", "code", "strong", "em", "h3", "ul", "li", "table", "thead", "tbody", "tr", "th", "td",
-    "details", "summary", "br",
+    "details", "summary", "br", "pre",
 })
 # What GitHub turns into a notification, a link or a cross-reference in rendered text.
 MENTION = re.compile(r"(?<![\w`])@[A-Za-z0-9]")
