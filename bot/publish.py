@@ -191,8 +191,8 @@ def summary_body(
     keys = finding_keys(report)
     now = {k: f"{f.rule} at {where(f)}" for k, f in keys.items()}
     remaining = {_same(k) for k in now}
-    resolved = [desc for key, desc in previous.findings.items()
-                if _FINGERPRINT.fullmatch(key) and _same(key) not in remaining]
+    resolved = list(dict.fromkeys(desc for key, desc in previous.findings.items()
+                                  if _FINGERPRINT.fullmatch(key) and _same(key) not in remaining))
     state = SummaryState(
         head=report.head, findings=now, posted=list(dict.fromkeys([*previous.posted, *posted]))
     )
@@ -212,7 +212,7 @@ class Inline:
     path: str
     line: int
     body: str
-    key: str
+    keys: tuple[str, ...]  # the fingerprints of the findings it carries
 
 
 def _quote(text: str) -> list[str]:
@@ -255,5 +255,13 @@ def inline_comments(
         lines.extend(prose(d) for d in f.details)
         if f.fix:
             lines.append(f"**Fix**: {prose(f.fix)}")
-        out.append(Inline(path, line, "\n\n".join(lines), key))
+        earlier = next((n for n, c in enumerate(out) if (c.path, c.line) == (path, line)), None)
+        if earlier is None:
+            out.append(Inline(path, line, "\n\n".join(lines), (key,)))
+            continue
+        # one comment a line: a second finding there (a test's CUDA and ROCm launches failing
+        # alike) adds what it says differently
+        c = out[earlier]
+        extra = [part for part in lines if part not in c.body.split("\n\n")]
+        out[earlier] = Inline(path, line, "\n\n".join([c.body, *extra]), (*c.keys, key))
     return out

@@ -131,12 +131,12 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
     if inline:  # before the summary, which records them as posted
         effects.review(
             repo, number, pr.head_sha, REVIEW_BODY, [InlineComment(c.path, c.line, c.body) for c in inline],
-            keys=[c.key for c in inline],
+            keys=[k for c in inline for k in c.keys],
         )
     if existing is not None or is_relevant(report):
         runs = [Run(d.suite, tuple(d.tests), d.conclusion or d.status, d.run_url)
                 for d in DispatchStore(ctx.store).for_pr(repo, number, pr.head_sha)]
-        body, _ = summary_body(report, previous, [c.key for c in inline], runs)
+        body, _ = summary_body(report, previous, [k for c in inline for k in c.keys], runs)
         effects.summary(repo, number, body, existing, version=version)
     selected = [SelectedTest(s.path, s.suite, s.est_time, s.gpus, s.tier) for s in report.selected]
     failing = [f.test or f.path or "" for f in report.new_errors]  # the base's do not block
