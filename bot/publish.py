@@ -255,12 +255,12 @@ def inline_comments(
         lines.extend(prose(d) for d in f.details)
         if f.fix:
             lines.append(f"**Fix**: {prose(f.fix)}")
-        earlier = next((n for n, c in enumerate(out) if (c.path, c.line) == (path, line)), None)
+        # a second finding of one fingerprint (a test's CUDA and ROCm launches failing alike)
+        # joins the first one's comment with what it says differently
+        earlier = next((n for n, c in enumerate(out) if _same(c.keys[0]) == _same(key)), None)
         if earlier is None:
             out.append(Inline(path, line, "\n\n".join(lines), (key,)))
             continue
-        # one comment a line: a second finding there (a test's CUDA and ROCm launches failing
-        # alike) adds what it says differently
         c = out[earlier]
         extra = [part for part in lines if part not in c.body.split("\n\n")]
         out[earlier] = Inline(path, line, "\n\n".join([c.body, *extra]), (*c.keys, key))
