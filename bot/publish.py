@@ -20,6 +20,8 @@ ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit for one check-run create or updat
 MAX_COMMENT = 60_000  # GitHub refuses bodies over 65,536 characters
 MAX_CHECK_TEXT = 65_000
 STATE_PREFIX = "<!-- rocmbot:state "
+STATE_FINDINGS = 100
+STATE_DESCRIPTION = 120
 STATE_SUFFIX = " -->"
 _SHA = re.compile(r"[0-9a-f]{7,64}")
 _FINGERPRINT = re.compile(r"[A-Z]+[0-9]+:[0-9a-f]{32}(:[0-9]+)?")  # findings.fingerprints
@@ -189,7 +191,9 @@ def summary_body(
     """The sticky comment for this head: the marker, the markdown report (with what the last
     push had that no finding of this head still has, and the runs dispatched), the state."""
     keys = finding_keys(report)
-    now = {k: f"{f.rule} at {where(f)}" for k, f in keys.items()}
+    # what the state remembers is bounded: a report past STATE_FINDINGS lists as resolved only
+    # the first ones
+    now = {k: f"{f.rule} at {where(f)}"[:STATE_DESCRIPTION] for k, f in list(keys.items())[:STATE_FINDINGS]}
     remaining = {_same(k) for k in now}
     resolved = list(dict.fromkeys(desc for key, desc in previous.findings.items()
                                   if _FINGERPRINT.fullmatch(key) and _same(key) not in remaining))

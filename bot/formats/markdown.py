@@ -36,6 +36,7 @@ from bot.formats.escape import cell, code, html_prose, prose
 
 MAX_ROWS = 100  # rows of a table or items of a list in the full report
 SHORT_ROWS = 25  # ... and in the comment
+SHORT_TABLES = 5  # launch and pin tables in the comment
 OPEN_FINDINGS = 20  # new problems shown with their details in the comment
 COMMENT_LIMIT = 60_000  # GitHub refuses comments over 65,536 characters
 CUT_COMMENT = ("\n…cut here to keep the comment short: the check run **rocmbot / analysis** "
@@ -72,10 +73,11 @@ def _details(summary: str, body: list[str]) -> str:
     return "\n".join([f"<details><summary>{html_prose(summary)}</summary>", "", *body, "", "</details>"])
 
 
-def _finding(f: Finding, *, full: bool) -> list[str]:
+def _finding(f: Finding, *, full: bool, message: bool = True) -> list[str]:
     test = f" (test {code(f.test)})" if f.test and f.test != f.path else ""
     where_ = code(where(f)) if f.path else where(f)
-    lines = [f"- {ICON[f.severity]} **{f.rule}** `{f.slug}` at {where_}{test}: {prose(f.message)}"]
+    said = f": {prose(f.message)}" if message else ""
+    lines = [f"- {ICON[f.severity]} **{f.rule}** `{f.slug}` at {where_}{test}{said}"]
     if full:
         lines.extend(f"  - {prose(d)}" for d in f.details)
         if f.fix:
@@ -141,13 +143,14 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
     return blocks
 
 
-def _collapsed_blocks(report: Report, rows: int) -> list[str]:
+def _collapsed_blocks(report: Report, rows: int, full: bool) -> list[str]:
     blocks: list[str] = []
     old = pre_existing_problems(report)
     if old:
-        body = [f"{len(old)} found at the base (`{short(report.base)}`) as well: {by_rule(old)}.", ""]
+        body = [f"{len(old)} found at the base (`{short(report.base)}`) as well: {by_rule(old)}."
+                + ("" if full else " The check run says what each is."), ""]
         for f in old[:rows]:
-            body.extend(_finding(f, full=False))
+            body.extend(_finding(f, full=False, message=full))
         if len(old) > rows:
             body.append(f"- …and {len(old) - rows} more.")
         blocks.append(_details(f"Already on the base: {plural(len(old), 'finding')} ({by_rule(old)})", body))
@@ -158,17 +161,19 @@ def _collapsed_blocks(report: Report, rows: int) -> list[str]:
             [b, why, tier, str(n)] for (b, why, tier), n in sorted(groups.items(), key=lambda kv: -kv[1])])
         body.append("")
         for t in quiet[:rows]:
-            reason = prose(t.reasons[0]) if t.reasons else t.change
-            body.append(f"- {code(t.path)} ({t.backend}, {code(t.suite or '?')}, {why_not_run(t)}): {reason}")
+            reason = (": " + (prose(t.reasons[0]) if t.reasons else t.change)) if full else ""
+            body.append(f"- {code(t.path)} {code(t.suite or '?')}{reason}")
         if len(quiet) > rows:
             body.append(f"- …and {len(quiet) - rows} more.")
         blocks.append(_details(f"{plural(len(quiet), 'more test')} touched, not dispatched", body))
     if report.tables:
+        shown = rows if full else SHORT_TABLES
         body = [launches_line(report) or ""]
-        for table in report.tables[:rows]:
+        for table in report.tables[:shown]:
             body.extend(_table(table, rows))
-        if len(report.tables) > rows:
-            body.extend(["", f"…and {len(report.tables) - rows} more tables."])
+        if len(report.tables) > shown:
+            body.extend(["", f"…and {len(report.tables) - shown} more tables"
+                         + ("." if full else ", in the check run.")])
         blocks.append(_details(f"Launch and pin tables ({len(report.tables)})", body))
     notes = infos(report)
     if notes:
@@ -218,9 +223,13 @@ def render(
         head[-1] += f" {checked}"
     text = "\n".join(head)
     cut = CUT_FULL if full else CUT_COMMENT
-    blocks = [*_open_blocks(report, runs, resolved, since, rows, full), *_collapsed_blocks(report, rows)]
+    blocks = _open_blocks(report, runs, resolved, since, rows, full)
+    blocks += _collapsed_blocks(report, rows, full)
     for n, block in enumerate(blocks):
         if len(text) + len(block) + 2 + len(cut) > limit:
-            return text + "\n" + cut.replace("cut here", f"cut here ({len(blocks) - n} more sections)")
+            left = plural(len(blocks) - n, "more section")
+            if report.findings:
+                left += f"; all findings: {by_rule(report.findings)}"
+            return text + "\n" + cut.replace("cut here", f"cut here ({left})")
         text += "\n\n" + block
     return text + "\n"
