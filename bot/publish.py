@@ -206,6 +206,18 @@ def summary_body(
     return f"{SUMMARY_MARKER}\n{text}\n{tail}\n", state
 
 
+def with_runs(body: str, runs: Sequence[markdown.Run]) -> str:
+    """A summary body with its runs section showing ``runs`` (a dispatch, a run that ended),
+    without analysing again; the body as it was when it has no such section or would grow past
+    the limit."""
+    start = body.find(f"\n{markdown.RUNS_START}\n")
+    end = body.find(f"\n{markdown.RUNS_END}\n", start + 1)
+    if start < 0 or end < 0 or not runs:
+        return body
+    changed = body[: start + 1] + markdown.runs_section(runs) + body[end + 1 + len(markdown.RUNS_END):]
+    return changed if len(changed) <= MAX_COMMENT else body
+
+
 def is_relevant(report: Report) -> bool:
     """Whether a PR deserves a summary comment (it touches tests or has findings)."""
     return bool(report.findings) or any(t.change != "unchanged" for t in report.tests)

@@ -41,6 +41,10 @@ OPEN_FINDINGS = 20  # new problems shown with their details in the comment
 COMMENT_LIMIT = 60_000  # GitHub refuses comments over 65,536 characters
 CUT_COMMENT = ("\n…cut here to keep the comment short: the check run **rocmbot / analysis** "
                "(the Checks tab) has the full report.\n")
+# the lines around the runs section (PR text never makes a line of its own: it is escaped,
+# and kept on one line)
+RUNS_START = "<!-- rocmbot:runs -->"
+RUNS_END = "<!-- rocmbot:/runs -->"
 CUT_FULL = "\n…cut here: `rocmbot analyze --format json` has the full report.\n"
 
 
@@ -99,6 +103,17 @@ def _table(table: Table, limit: int) -> list[str]:
     return out
 
 
+def runs_section(runs: Sequence[Run], rows: int = SHORT_ROWS) -> str:
+    """The runs dispatched for the head, with their status, between the lines that let a
+    later dispatch or a run's end replace them (`bot.publish.with_runs`)."""
+    lines = [RUNS_START, "", f"**ROCm runs for this head** ({len(runs)})", ""]
+    lines.extend(grid(["Suite", "Tests", "Status"], [
+        [code(r.suite), ", ".join(code(t) for t in r.tests),
+         f"[{prose(r.status)}]({r.url})" if r.url and r.url.startswith("https://") else prose(r.status)]
+        for r in runs], rows))
+    return "\n".join([*lines, "", RUNS_END])
+
+
 def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[str],
                  since: str | None, rows: int, full: bool) -> list[str]:
     blocks: list[str] = []
@@ -122,12 +137,7 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
              minutes(t.est_time), _change(t)] for t in markers], rows))
         blocks.append("\n".join(lines))
     if runs:
-        lines = [f"**ROCm runs for this head** ({len(runs)})", ""]
-        lines.extend(grid(["Suite", "Tests", "Status"], [
-            [code(r.suite), ", ".join(code(t) for t in r.tests),
-             f"[{prose(r.status)}]({r.url})" if r.url and r.url.startswith("https://") else prose(r.status)]
-            for r in runs], rows))
-        blocks.append("\n".join(lines))
+        blocks.append(runs_section(runs, rows))
     elif report.selected:
         lines = [f"**ROCm runs `/run-amd` would dispatch**: {len(report.selected)}, "
                  f"about {report.gpu_minutes():.0f} GPU-minutes", ""]
@@ -137,6 +147,8 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
         blocks.append("\n".join(lines))
     else:
         blocks.append("**ROCm runs `/run-amd` would dispatch**: none.")
+    if not runs:
+        blocks[-1] = f"{RUNS_START}\n\n{blocks[-1]}\n\n{RUNS_END}"
     if resolved:
         blocks.append(f"**Resolved since {code(since[:12]) if since else 'the last push'}**: "
                       + "; ".join(prose(r) for r in resolved[:rows]))

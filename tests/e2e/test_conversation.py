@@ -11,11 +11,12 @@ import pytest
 
 from bot.example import TEST_TEMPLATE
 from bot.ghsim.state import PullRequest
-from tests.e2e.conftest import World, make_world
+from tests.e2e.conftest import TEMPLATE, World, make_world
 
 MOE = "tests/e2e/megatron/test_qwen35_moe.py"
 EP4 = TEST_TEMPLATE.format(disabled="", ep=4)
 EP2 = TEST_TEMPLATE.format(disabled="", ep=2)
+WORKFLOW = ".github/workflows/rocm-targeted.yml"
 
 
 def _push(world: World, pr: PullRequest, files: dict[str, str | None]) -> None:
@@ -85,3 +86,30 @@ def test_a_finding_off_the_diff_goes_on_the_line_the_pr_changed(disabled_world: 
     assert "```\n    ep_size=4,\n```" in comment.body
     _push(world, pr, {MOE: "# moved\n" + EP4})
     assert len(world.reviews(pr)) == 1  # the same finding, still not posted again
+
+
+@pytest.fixture
+def dispatching(tmp_path: Path) -> Iterator[World]:
+    yield from make_world(tmp_path, {WORKFLOW: TEMPLATE})
+
+
+def _runs_section(world: World, pr: PullRequest) -> str:
+    (summary,) = world.bot_comments(pr)
+    body: str = summary.body
+    return body.split("<!-- rocmbot:runs -->", 1)[1].split("<!-- rocmbot:/runs -->", 1)[0]
+
+
+def test_the_summary_shows_the_runs_it_dispatched_with_their_status(dispatching: World) -> None:
+    world = dispatching
+    pr = world.open_pr({MOE: EP2})
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "opened"))
+    world.settle()
+    (run,) = world.sim.state.runs.values()
+    section = _runs_section(world, pr)
+    assert "**ROCm runs for this head** (1)" in section and f"`{MOE}`" in section
+    world.sim.advance_run(run, "completed", "success", notify=True)
+    world.settle()
+    section = _runs_section(world, pr)
+    # the simulator's run links are http: shown without a link
+    assert f"| `stage-c-4-gpu-mi350` | `{MOE}` | success |" in section
+    assert len(world.bot_comments(pr)) == 1  # edited in place, no new comment

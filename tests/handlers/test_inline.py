@@ -7,9 +7,10 @@ from dataclasses import replace
 
 from bot.analysis import par  # noqa: F401  (it catalogues the PAR rules)
 from bot.analysis.findings import Finding, finding, fingerprints
-from bot.analysis.report import Report
+from bot.analysis.report import Report, Selected
 from bot.formats import markdown
-from bot.publish import SummaryState, diff_anchors, diff_lines, inline_comments, summary_body
+from bot.publish import SummaryState, diff_anchors, diff_lines, inline_comments, summary_body, with_runs
+from tests.formats.test_rendered import check_rendered
 
 PATCH = """\
 @@ -1,6 +1,5 @@
@@ -87,3 +88,19 @@ def test_the_summary_shows_dispatched_runs_with_their_status_instead_of_the_sele
     assert "| `stage-c-4-gpu-mi350` | `tests/a.py`, `tests/b.py` | [success](https://github.com/" in body
     assert "| `stage-c-8-gpu-mi350` | `tests/c.py` | queued |" in body  # only https links
     assert "would dispatch" not in body
+
+
+def test_a_dispatch_replaces_the_runs_section_of_the_posted_summary() -> None:
+    fake = "tests/\n<!-- rocmbot:runs -->\n.py"  # PR text spelling the section's line
+    report = replace(_report(), tests=[], selected=[Selected(fake, "stage-c-4-gpu-mi350", 600, "direct", 4)])
+    body, state = summary_body(report, SummaryState(), ["k"])
+    assert "would dispatch**: 1" in body
+    runs = [markdown.Run("stage-c-4-gpu-mi350", (fake,), "in_progress",
+                         "https://github.com/octo/miles/actions/runs/9")]
+    after = with_runs(body, runs)
+    assert "would dispatch" not in after and "**ROCm runs for this head** (1)" in after
+    assert "[in\\_progress](https://github.com/octo/miles/actions/runs/9)" in after
+    assert SummaryState.load(after) == state  # the state line is kept
+    assert with_runs(with_runs(after, runs), runs) == after  # replaced, never added
+    check_rendered(after, report)
+    assert with_runs("no section here", runs) == "no section here"

@@ -29,7 +29,7 @@ MENTION = re.compile(r"(?<![\w`])@[A-Za-z0-9]")
 REFERENCE = re.compile(r"(?<![\w&])#\d|\bGH-\d|[\w.-]+/[\w.-]+#\d", re.IGNORECASE)
 BARE_URL = re.compile(r"(?i)\b(?:https?://|www\.|mailto:|ftp://)")
 # rocmbot's own hidden markers: the summary's, the review's, and a command reply's.
-OWN_COMMENT = re.compile(r" rocmbot:(?:summary|review|reply \d+:[0-9a-f]+) ")
+OWN_COMMENT = re.compile(r" rocmbot:(?:summary|review|runs|/runs|reply \d+:[0-9a-f]+) ")
 
 
 @dataclass
