@@ -203,8 +203,8 @@ class Effects:
         comments: list[InlineComment],
         keys: Sequence[str] = (),
     ) -> Any:
-        """One review per head commit, carrying the inline comments (``keys``: their finding
-        keys, kept in the ledger for `posted_inline`)."""
+        """One review per head commit, carrying the inline comments (``keys``: the fingerprints
+        of the findings they carry, kept in the ledger for `posted_inline`)."""
         key = f"review:{repo}#{number}:{head_sha}"
         text = f"{REVIEW_MARKER}\n{body}"
 
@@ -220,13 +220,17 @@ class Effects:
             assert self.port is not None
             for sha, existing in self.port.review_keys(repo, number):
                 if sha == head_sha and REVIEW_MARKER in existing:
-                    return {"reconciled": True}
+                    # the review an earlier attempt made carries the same findings: keep
+                    # their fingerprints, or the next head would comment on them again
+                    return {"reconciled": True, "keys": list(keys)}
             return None
 
         return self.once(key, "review", f"{repo}#{number}@{head_sha}", act, reconcile)
 
     def posted_inline(self, repo: str, number: int) -> list[str]:
-        """Finding keys of the inline comments the ledger knows this PR's reviews carried.
+        """Fingerprints of the findings the ledger knows this PR's reviews commented on (on
+        every head: a finding commented on once is not commented on again, however its file
+        changes).
 
         The sticky comment records them too, but only once it is written: an attempt that
         reviewed a head and died before its summary, with the head moved on meanwhile, would

@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bot.analysis.findings import Finding, Severity
+from bot.analysis.findings import Finding, Severity, fingerprints
 from bot.analysis.report import Report
 from bot.formats import markdown
+from bot.formats.common import plural, verdict, where
 from bot.formats.escape import code, prose
 
 CHECK_NAME = "rocmbot / analysis"
 SUMMARY_MARKER = "<!-- rocmbot:summary -->"
 ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit for one check-run create or update
-MAX_COMMENT = 65_000  # GitHub refuses bodies over 65,536 characters
+MAX_COMMENT = 60_000  # GitHub refuses bodies over 65,536 characters
 MAX_CHECK_TEXT = 65_000
 STATE_PREFIX = "<!-- rocmbot:state "
+STATE_FINDINGS = 100
+STATE_DESCRIPTION = 120
 STATE_SUFFIX = " -->"
 _SHA = re.compile(r"[0-9a-f]{7,64}")
+_FINGERPRINT = re.compile(r"[A-Z]+[0-9]+:[0-9a-f]{32}(:[0-9]+)?")  # findings.fingerprints
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 Conclusion = Literal["success", "neutral", "failure"]
@@ -30,22 +33,39 @@ Conclusion = Literal["success", "neutral", "failure"]
 def diff_lines(patch: str | None) -> set[int]:
     """Lines of the new file that a PR diff shows (added or context): where GitHub accepts an
     inline comment on the RIGHT side."""
-    lines: set[int] = set()
+    return diff_anchors(patch)[0]
+
+
+def diff_anchors(patch: str | None) -> tuple[set[int], list[int]]:
+    """The lines a PR diff shows on the new side, and the lines the PR changed among them:
+    added lines, and for lines only removed (a `disabled=` argument on a line of its own) the
+    shown line right after the removal (or right before it, at the end of a hunk)."""
+    shown: set[int] = set()
+    changed: list[int] = []
     if not patch:
-        return lines
+        return shown, changed
     new_line = 0
+    removed = False
     for text in patch.splitlines():
         hunk = _HUNK.match(text)
         if hunk:
-            new_line = int(hunk.group(1))
+            if removed and new_line - 1 in shown:
+                changed.append(new_line - 1)
+            new_line, removed = int(hunk.group(1)), False
             continue
         if not new_line or text.startswith("\\"):
             continue
         if text.startswith("-"):
+            removed = True
             continue
-        lines.add(new_line)
+        shown.add(new_line)
+        if text.startswith("+") or removed:
+            changed.append(new_line)
+        removed = False
         new_line += 1
-    return lines
+    if removed and new_line - 1 in shown:
+        changed.append(new_line - 1)
+    return shown, sorted(set(changed))
 
 
 def conclusion(report: Report) -> Conclusion:
@@ -58,10 +78,15 @@ def conclusion(report: Report) -> Conclusion:
     return "success"
 
 
-def finding_key(f: Finding, blob: str | None) -> str:
-    """What identifies a finding across pushes: rule, place, message, and the file's content."""
-    raw = f"{f.rule}|{f.path}|{f.line}|{f.test}|{f.message}|{blob or ''}"
-    return hashlib.sha1(raw.encode(), usedforsecurity=False).hexdigest()[:16]
+def finding_keys(report: Report) -> dict[str, Finding]:
+    """Each finding by its fingerprint (rule, file, test and message, line numbers left out):
+    what identifies it across pushes, whatever else changes in its file."""
+    return dict(zip(fingerprints(report.findings), report.findings, strict=True))
+
+
+def _same(key: str) -> str:
+    """A key without the `:2` a second finding of one fingerprint gets."""
+    return ":".join(key.split(":")[:2])
 
 
 _LEVEL = {Severity.ERROR: "failure", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -96,30 +121,14 @@ def batches(
         yield list(items[start : start + size])
 
 
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[: limit - 80].rsplit("\n", 1)[0] + "\n\n…cut: the full report is in the check run.\n"
-
-
 def check_output(report: Report) -> dict[str, str]:
-    """Title and summary of the check run (annotations go separately, in batches)."""
-    counts = report.counts()
-    new = len(report.new_errors)
-    old = len(report.errors) - new
-    if new:
-        title = f"{new} error{'s' if new != 1 else ''}: runs would fail on the runner"
-        if old:
-            title += f" ({old} more already on the base)"
-    elif old:
-        title = f"{old} error{'s' if old != 1 else ''} already on the base, none new"
-    elif counts["warning"]:
-        title = f"{counts['warning']} warning{'s' if counts['warning'] != 1 else ''}"
-    else:
-        title = "No problems found"
-    selected = len(report.selected)
-    title += f"; {selected} ROCm run{'s' if selected != 1 else ''} selected"
-    return {"title": title[:255], "summary": _cut(markdown.render(report), MAX_CHECK_TEXT)}
+    """Title and summary of the check run (annotations go separately, in batches): the
+    verdict, and the full report in the summary's order and wording."""
+    title = verdict(report)
+    old = len(report.errors) - len(report.new_errors)
+    if old:
+        title += f" ({plural(old, 'error')} already on the base)"
+    return {"title": title[:255], "summary": markdown.render(report, full=True, limit=MAX_CHECK_TEXT)}
 
 
 @dataclass
@@ -174,28 +183,39 @@ def is_summary(body: str | None) -> bool:
 
 
 def summary_body(
-    report: Report, previous: SummaryState, keys: Mapping[str, Finding], posted: Sequence[str]
+    report: Report,
+    previous: SummaryState,
+    posted: Sequence[str],
+    runs: Sequence[markdown.Run] | None = None,
 ) -> tuple[str, SummaryState]:
-    """The sticky comment for this head: the report, and what the last push had that is gone."""
-    now = {
-        k: f"{f.rule} at {f.path}:{f.line}" if f.line else f"{f.rule} at {f.path}" for k, f in keys.items()
-    }
-    resolved = [desc for key, desc in previous.findings.items() if key not in now]
+    """The sticky comment for this head: the marker, the markdown report (with what the last
+    push had that no finding of this head still has, and the runs dispatched), the state."""
+    keys = finding_keys(report)
+    # what the state remembers is bounded: a report past STATE_FINDINGS lists as resolved only
+    # the first ones
+    now = {k: f"{f.rule} at {where(f)}"[:STATE_DESCRIPTION] for k, f in list(keys.items())[:STATE_FINDINGS]}
+    remaining = {_same(k) for k in now}
+    resolved = list(dict.fromkeys(desc for key, desc in previous.findings.items()
+                                  if _FINGERPRINT.fullmatch(key) and _same(key) not in remaining))
     state = SummaryState(
         head=report.head, findings=now, posted=list(dict.fromkeys([*previous.posted, *posted]))
     )
-    parts = [SUMMARY_MARKER, markdown.render(report).rstrip()]
-    if resolved:
-        since = code(previous.head[:12]) if previous.head else "the last push"
-        parts.append("")
-        parts.append(f"**Resolved since {since}**: " + "; ".join(prose(r) for r in resolved[:50]))
-    parts.append("")
-    parts.append(state.comment())
-    body = "\n".join(parts) + "\n"
-    if len(body) > MAX_COMMENT:
-        tail = f"\n{state.comment()}\n"
-        body = _cut("\n".join(parts[:2]), MAX_COMMENT - len(tail)) + tail
-    return body, state
+    tail = state.comment()
+    limit = MAX_COMMENT - len(SUMMARY_MARKER) - len(tail) - 3
+    text = markdown.render(report, runs=runs, resolved=resolved, since=previous.head, limit=limit)
+    return f"{SUMMARY_MARKER}\n{text}\n{tail}\n", state
+
+
+def with_runs(body: str, runs: Sequence[markdown.Run]) -> str:
+    """A summary body with its runs section showing ``runs`` (a dispatch, a run that ended),
+    without analysing again; the body as it was when it has no such section or would grow past
+    the limit."""
+    start = body.find(f"\n{markdown.RUNS_START}\n")
+    end = body.find(f"\n{markdown.RUNS_END}\n", start + 1)
+    if start < 0 or end < 0 or not runs:
+        return body
+    changed = body[: start + 1] + markdown.runs_section(runs) + body[end + 1 + len(markdown.RUNS_END):]
+    return changed if len(changed) <= MAX_COMMENT else body
 
 
 def is_relevant(report: Report) -> bool:
@@ -208,26 +228,56 @@ class Inline:
     path: str
     line: int
     body: str
-    key: str
+    keys: tuple[str, ...]  # the fingerprints of the findings it carries
+
+
+def _quote(text: str) -> list[str]:
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return [f"{fence}\n{text}\n{fence}"]
 
 
 def inline_comments(
-    report: Report, diff: Mapping[str, set[int]], blobs: Mapping[str, str | None], posted: Sequence[str]
+    report: Report,
+    patches: Mapping[str, str | None],
+    posted: Sequence[str],
+    source: Callable[[str, int], str | None] = lambda path, line: None,
 ) -> list[Inline]:
-    """Review comments for findings anchored on a diff line, not posted before for the same
-    file content; the rest stay in the summary."""
+    """Review comments for the findings the PR brought, on a line of the diff, never for a
+    finding (by fingerprint) commented on before. A finding whose line the diff does not show
+    goes on the nearest line the PR changed in its file (or its test's), quoting the
+    offending line (``source``: a line of the head) with its place; the rest stay in the
+    summary."""
     seen = set(posted)
+    anchors = {path: diff_anchors(patch) for path, patch in patches.items()}
     out: list[Inline] = []
-    for f in report.findings:
-        if f.severity is Severity.INFO or not f.path or not f.line or f.line not in diff.get(f.path, set()):
+    for key, f in finding_keys(report).items():
+        if f.severity is Severity.INFO or f.baseline == "unchanged" or not f.path or key in seen:
             continue
-        key = finding_key(f, blobs.get(f.path))
-        if key in seen:
-            continue
-        seen.add(key)
+        shown, _ = anchors.get(f.path, (set(), []))
         lines = [f"**{f.rule}** `{f.slug}`: {prose(f.message)}"]
+        if f.line and f.line in shown:
+            path, line = f.path, f.line
+        else:
+            files = dict.fromkeys([f.path, f.test or f.path])
+            found = [(p, n) for p in files for n in anchors.get(p, (set(), []))[1]]
+            if not found:
+                continue
+            path, line = min(found, key=lambda pn: (pn[0] != f.path, abs(pn[1] - (f.line or 0))))
+            lines.append(f"On {code(where(f))}, which this diff does not show:")
+            text = source(f.path, f.line) if f.line else None
+            if text is not None:
+                lines.extend(_quote(text))
+        seen.add(key)
         lines.extend(prose(d) for d in f.details)
         if f.fix:
             lines.append(f"**Fix**: {prose(f.fix)}")
-        out.append(Inline(f.path, f.line, "\n\n".join(lines), key))
+        # a second finding of one fingerprint (a test's CUDA and ROCm launches failing alike)
+        # joins the first one's comment with what it says differently
+        earlier = next((n for n, c in enumerate(out) if _same(c.keys[0]) == _same(key)), None)
+        if earlier is None:
+            out.append(Inline(path, line, "\n\n".join(lines), (key,)))
+            continue
+        c = out[earlier]
+        extra = [part for part in lines if part not in c.body.split("\n\n")]
+        out[earlier] = Inline(path, line, "\n\n".join([c.body, *extra]), (*c.keys, key))
     return out

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 
 from bot.analysis.engine import analyze
 from bot.analysis.tree import match
 from bot.context import HandlerContext
 from bot.events import Event
+from bot.formats.markdown import Run
 from bot.ghtree import GitHubTree, likely_reads, read_together
 from bot.policy import from_files as policy_from
 from bot.policy import requests as policy_requests
@@ -19,11 +21,10 @@ from bot.publish import (
     check_annotations,
     check_output,
     conclusion,
-    diff_lines,
-    finding_key,
     inline_comments,
     is_relevant,
     summary_body,
+    with_runs,
 )
 from bot.router import Router
 from bot.store.dispatch import DispatchStore, SelectedTest
@@ -54,6 +55,36 @@ def _first_read(
     if batch.pull is not None:
         ctx.remember_pull_request(batch.pull)
     return ctx.pull_request(repo, number), ctx.policy(repo)
+
+
+def _runs(ctx: HandlerContext, repo: str, number: int, head: str) -> list[Run]:
+    return [Run(d.suite, tuple(d.tests), d.conclusion or d.status, d.run_url)
+            for d in DispatchStore(ctx.store).for_pr(repo, number, head)]
+
+
+def refresh_summary_runs(ctx: HandlerContext, repo: str, number: int, head: str) -> None:
+    """Show the head's ROCm runs, with their status, in the summary the ledger last wrote for
+    that head (a dispatch, a run that moved on); nothing when it shows another head."""
+    effects = ctx.effects()
+    existing = effects.known_summary(repo, number)
+    if existing is None or SummaryState.load(existing[1]).head != head:
+        return
+    runs = _runs(ctx, repo, number, head)
+    body = with_runs(existing[1], runs)
+    if body != existing[1]:
+        version = hashlib.sha1(body.encode(), usedforsecurity=False).hexdigest()[:12]
+        effects.summary(repo, number, body, existing, version=version)
+
+
+def _line_of(tree: GitHubTree) -> Callable[[str, int], str | None]:
+    """A line of a file at the head, for quoting an offending line outside the diff."""
+    def line_of(path: str, line: int) -> str | None:
+        data = tree.read(path)
+        if data is None:
+            return None
+        lines = data.decode("utf-8", "replace").splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else None
+    return line_of
 
 
 @router.register("pull_request", "opened")
@@ -125,17 +156,16 @@ def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, b
         existing = effects.find_summary(repo, number)
     previous = SummaryState.load(existing[1] if existing else None)
     previous.posted = list(dict.fromkeys([*previous.posted, *effects.posted_inline(repo, number)]))
-    blobs = {f.path: f.blob_sha for f in files}
-    diff = {f.path: diff_lines(f.patch) for f in files}
-    inline = inline_comments(report, diff, blobs, previous.posted)
-    keys = {finding_key(f, blobs.get(f.path or "")): f for f in report.findings}
+    patches = {f.path: f.patch for f in files}
+    inline = inline_comments(report, patches, previous.posted, _line_of(head))
     if inline:  # before the summary, which records them as posted
         effects.review(
             repo, number, pr.head_sha, REVIEW_BODY, [InlineComment(c.path, c.line, c.body) for c in inline],
-            keys=[c.key for c in inline],
+            keys=[k for c in inline for k in c.keys],
         )
     if existing is not None or is_relevant(report):
-        body, _ = summary_body(report, previous, keys, [c.key for c in inline])
+        runs = _runs(ctx, repo, number, pr.head_sha)
+        body, _ = summary_body(report, previous, [k for c in inline for k in c.keys], runs)
         effects.summary(repo, number, body, existing, version=version)
     selected = [SelectedTest(s.path, s.suite, s.est_time, s.gpus, s.tier) for s in report.selected]
     failing = [f.test or f.path or "" for f in report.new_errors]  # the base's do not block

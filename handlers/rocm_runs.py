@@ -12,6 +12,7 @@ from bot.port import WorkflowJob
 from bot.rocm import RocmRuns
 from bot.router import Router
 from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome
+from handlers.review import refresh_summary_runs
 
 router = Router()
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ def dispatch_after_analysis(event: Event, ctx: HandlerContext) -> None:
         return
     try:
         runs.request(author, selection.tests, force=False, origin="auto", failing=[])
+        refresh_summary_runs(ctx, runs.repo, runs.number, runs.pr.head_sha)
     except Refusal as refusal:
         log.info("automatic dispatch refused", extra={"delivery_id": event.delivery_id,
                                                       "reason": refusal.reason})
@@ -244,6 +246,7 @@ def track_workflow_run(event: Event, ctx: HandlerContext) -> None:
     if status == "completed" and record.run_id is not None:
         _fill_from_jobs(ctx, store, record)
     _refresh_check(ctx, store, dispatch_id, f"{status}:{conclusion}")
+    refresh_summary_runs(ctx, record.repository, record.pr_number, record.head_sha)
 
 
 @router.register("workflow_job")

@@ -258,7 +258,7 @@ def test_the_pre_commit_hook_audits_the_files_as_they_are(
     test = root / "tests/e2e/megatron/test_qwen35_moe.py"
     test.write_text(test.read_text().replace("ep_size=4", "ep_size=2"))  # fixed, not committed
     assert main(args) == 0
-    assert capsys.readouterr().out.startswith("rocmbot audit working tree: no findings")
+    assert capsys.readouterr().out.startswith("rocmbot audit working tree: no problems")
 
 
 def test_bin_run_is_a_command_run_where_it_is_called(git_repo: GitRepo) -> None:

@@ -2,17 +2,96 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
+
 from bot.analysis.findings import Finding, Severity
-from bot.analysis.report import Report, Selected
+from bot.analysis.report import Report, Selected, TestEntry
 
 ICON = {Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.INFO: "ℹ️"}  # noqa: RUF001
+# Changes of a test's marker itself (the rest, `modified` and `affected`, touch its code or
+# what it runs on)
+MARKER_CHANGES = frozenset({"added", "removed", "enabled", "disabled", "reason", "suite", "parallelism"})
 
 
-def headline(report: Report) -> str:
-    counts = report.counts()
-    parts = [f"{counts[s.value]} {s.value}{'s' if counts[s.value] != 1 else ''}"
-             for s in Severity if counts[s.value]]
-    return ", ".join(parts) if parts else "no findings"
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# The order every human-readable format follows: the verdict, the new problems, the markers
+# the PR changed, the ROCm runs; then what needs no action: findings the base already had,
+# tests touched but not dispatched, the tables, the infos.
+
+def new_problems(report: Report) -> list[Finding]:
+    """Errors and warnings the PR brought (in `audit`, all of them), errors first."""
+    return [f for f in report.findings if f.severity is not Severity.INFO and f.baseline != "unchanged"]
+
+
+def pre_existing_problems(report: Report) -> list[Finding]:
+    """Errors and warnings the base already had."""
+    return [f for f in report.findings if f.severity is not Severity.INFO and f.baseline == "unchanged"]
+
+
+def infos(report: Report) -> list[Finding]:
+    return [f for f in report.findings if f.severity is Severity.INFO]
+
+
+def changed_markers(report: Report) -> list[TestEntry]:
+    return [t for t in report.tests if t.change in MARKER_CHANGES]
+
+
+def not_dispatched(report: Report) -> list[TestEntry]:
+    """Tests the PR touches through their code, a harness or the environment that
+    `/run-amd` will not run (CUDA ones, nightly or external suites, disabled ones)."""
+    chosen = {(s.path, s.suite) for s in report.selected}
+    return [t for t in report.tests if t.change in ("modified", "affected")
+            and (t.backend != "rocm" or (t.path, t.suite) not in chosen)]
+
+
+def why_not_run(t: TestEntry) -> str:
+    """Why `/run-amd` leaves a touched test out, in a word or two."""
+    if t.backend != "rocm":
+        return t.backend
+    if t.disabled is not None:
+        return "disabled"
+    if t.cadence in ("nightly", "external"):
+        return t.cadence
+    return "not selected"
+
+
+def by_rule(findings: Iterable[Finding]) -> str:
+    """`PIN003 x9, PAR019 x3` (with a multiplication sign): how many findings of each rule,
+    most first."""
+    counts = Counter(f.rule for f in findings)
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{rule} \u00d7{n}" for rule, n in ordered)
+
+
+def verdict(report: Report) -> str:
+    """The first line of every format: what the PR introduced, and what would run
+    ("no new problems · 4 ROCm tests will run, ~307 GPU-minutes", "1 new error")."""
+    found = new_problems(report)
+    errors = sum(f.severity is Severity.ERROR for f in found)
+    warnings = len(found) - errors
+    new = "" if report.mode == "audit" else "new "
+    parts = [plural(n, new + word) for n, word in ((errors, "error"), (warnings, "warning")) if n]
+    if not parts:
+        parts = [f"no {new}problems"]
+    if report.mode == "analyze" and not errors:
+        n = len(report.selected)
+        parts.append(f"{plural(n, 'ROCm test')} will run, ~{report.gpu_minutes():.0f} GPU-minutes"
+                     if n else "no ROCm runs")
+    return " · ".join(parts)
+
+
+def verdict_icon(report: Report) -> str:
+    found = new_problems(report)
+    if any(f.severity is Severity.ERROR for f in found):
+        return ICON[Severity.ERROR]
+    return ICON[Severity.WARNING] if found else "✅"
+
+
+headline = verdict  # the name the text format knows it by
 
 
 def launches(report: Report) -> str | None:
@@ -37,6 +116,12 @@ def launches(report: Report) -> str | None:
 def pre_existing(f: Finding) -> str:
     """What a finding's line says when the base already had it."""
     return " (already on the base)" if f.baseline == "unchanged" else ""
+
+
+def where(f: Finding) -> str:
+    if not f.path:
+        return "the repository"
+    return f"{f.path}:{f.line}" if f.line else f.path
 
 
 def minutes(seconds: float | None) -> str:

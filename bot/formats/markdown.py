@@ -1,15 +1,61 @@
-"""`--format markdown`: the body of the PR summary comment. PR text is always escaped."""
+"""`--format markdown`: the body of the PR summary comment. PR text is always escaped.
+
+The verdict comes first, then what needs a human (the new problems with their fixes, the
+markers the PR changed, the ROCm runs), open; everything else is one click away in
+`<details>` blocks. The comment keeps within a budget; the check run carries the full report.
+"""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from bot.analysis.findings import Severity
+from bot.analysis.findings import Finding
 from bot.analysis.report import Report, Table, TestEntry
-from bot.formats.common import ICON, gpu_minutes, headline, launches, minutes, pre_existing, short
+from bot.formats.common import (
+    ICON,
+    by_rule,
+    changed_markers,
+    gpu_minutes,
+    infos,
+    launches,
+    minutes,
+    new_problems,
+    not_dispatched,
+    plural,
+    pre_existing_problems,
+    short,
+    verdict,
+    verdict_icon,
+    where,
+    why_not_run,
+)
 from bot.formats.escape import cell, code, html_prose, prose
 
-MAX_ROWS = 100  # a comment holds 65,536 characters; long lists are cut with a count
+MAX_ROWS = 100  # rows of a table or items of a list in the full report
+SHORT_ROWS = 25  # ... and in the comment
+SHORT_TABLES = 5  # launch and pin tables in the comment
+OPEN_FINDINGS = 20  # new problems shown with their details in the comment
+COMMENT_LIMIT = 60_000  # GitHub refuses comments over 65,536 characters
+CUT_COMMENT = ("\n…cut here to keep the comment short: the check run **rocmbot / analysis** "
+               "(the Checks tab) has the full report.\n")
+# the lines around the runs section (PR text never makes a line of its own: it is escaped,
+# and kept on one line)
+RUNS_START = "<!-- rocmbot:runs -->"
+RUNS_END = "<!-- rocmbot:/runs -->"
+CUT_FULL = "\n…cut here: `rocmbot analyze --format json` has the full report.\n"
+
+
+@dataclass(frozen=True)
+class Run:
+    """A ROCm run dispatched for the head, as the summary shows it."""
+
+    suite: str
+    tests: tuple[str, ...]
+    status: str
+    url: str | None = None
 
 
 def _row(cells: list[str]) -> str:
@@ -17,83 +63,185 @@ def _row(cells: list[str]) -> str:
     return "| " + " | ".join(re.sub(r"(?<!\\)\|", r"\\|", c) for c in cells) + " |"
 
 
-def grid(header: list[str], rows: list[list[str]]) -> list[str]:
+def grid(header: list[str], rows: list[list[str]], limit: int = MAX_ROWS) -> list[str]:
     out = [_row(header), _row(["---"] * len(header))]
-    out.extend(_row(r) for r in rows[:MAX_ROWS])
-    if len(rows) > MAX_ROWS:
-        out.append(f"\n…and {len(rows) - MAX_ROWS} more rows.")
+    out.extend(_row(r) for r in rows[:limit])
+    if len(rows) > limit:
+        out.append(f"\n…and {len(rows) - limit} more rows.")
     return out
 
 
-def _test_row(t: TestEntry) -> list[str]:
+def _details(summary: str, body: list[str]) -> str:
+    # The `<summary>` line is an HTML block: markdown is not read there, so its text is
+    # escaped as HTML; the body, after a blank line, is markdown again.
+    return "\n".join([f"<details><summary>{html_prose(summary)}</summary>", "", *body, "", "</details>"])
+
+
+def _finding(f: Finding, *, full: bool, message: bool = True) -> list[str]:
+    test = f" (test {code(f.test)})" if f.test and f.test != f.path else ""
+    where_ = code(where(f)) if f.path else where(f)
+    said = f": {prose(f.message)}" if message else ""
+    lines = [f"- {ICON[f.severity]} **{f.rule}** `{f.slug}` at {where_}{test}{said}"]
+    if full:
+        lines.extend(f"  - {prose(d)}" for d in f.details)
+        if f.fix:
+            lines.append(f"  - **Fix**: {prose(f.fix)}")
+    return lines
+
+
+def _change(t: TestEntry) -> str:
     state = " (disabled)" if t.disabled is not None and t.change not in ("disabled", "reason") else ""
-    return [
-        code(t.path),
-        t.backend,
-        code(t.suite or "?"),
-        "?" if t.gpus is None else str(t.gpus),
-        minutes(t.est_time),
-        f"**{t.change}**{state}",
-        "<br>".join(prose(r) for r in t.reasons) or " ",
-    ]
+    return "<br>".join([f"**{t.change}**{state}", *(prose(r) for r in t.reasons)])
 
 
-def _extra_table(table: Table) -> list[str]:
-    # The `<details>` line is an HTML block: markdown is not read there, so the title is
-    # escaped as HTML, not as markdown.
-    out = ["", f"<details><summary>{html_prose(table.title)}</summary>", ""]
-    out.extend(grid([cell(h) for h in table.header], [[cell(c) for c in r] for r in table.rows]))
+def _table(table: Table, limit: int) -> list[str]:
+    title = prose(table.title).strip()
+    out = ["", f"**{title}**", ""] if title else [""]  # `****` would be a rule
+    out.extend(grid([cell(h) for h in table.header], [[cell(c) for c in r] for r in table.rows], limit))
     if table.note:
         out.extend(["", prose(table.note)])
-    out.extend(["", "</details>"])
     return out
 
 
-def render(report: Report) -> str:
-    errors = bool(report.new_errors)  # the base's errors do not fail the PR
-    warn = bool(report.errors) or any(f.severity is Severity.WARNING for f in report.findings)
-    icon = "❌" if errors else ("⚠️" if warn else "✅")
-    lines = [f"### {icon} rocmbot: {headline(report)}", ""]
-    if report.mode == "analyze":
-        lines.append(f"Compared `{short(report.base)}` (base) with `{short(report.head)}` (head).")
-        in_scope = [t for t in report.tests if t.change != "unchanged"]
-        lines.append("")
-        if in_scope:
-            lines.append(f"**Tests this PR touches** ({len(in_scope)} of {len(report.tests)} markers)")
-            lines.append("")
-            lines.extend(grid(["Test", "Backend", "Suite", "GPUs", "Est.", "Change", "Why"],
-                                [_test_row(t) for t in in_scope]))
-        else:
-            lines.append(f"No registered test is touched ({len(report.tests)} markers checked).")
-        lines.append("")
-        if report.selected:
-            lines.append(f"**ROCm runs `/run-amd` would dispatch**: {len(report.selected)}, "
-                         f"about {report.gpu_minutes():.0f} GPU-minutes")
-            lines.append("")
-            lines.extend(grid(
-                ["Test", "Suite", "Tier", "Est.", "GPU-min"],
-                [[code(s.path), code(s.suite), s.tier, minutes(s.est_time), gpu_minutes(s)]
-                 for s in report.selected],
-            ))
-        else:
-            lines.append("**ROCm runs `/run-amd` would dispatch**: none.")
+def runs_section(runs: Sequence[Run], rows: int = SHORT_ROWS) -> str:
+    """The runs dispatched for the head, with their status, between the lines that let a
+    later dispatch or a run's end replace them (`bot.publish.with_runs`)."""
+    lines = [RUNS_START, "", f"**ROCm runs for this head** ({len(runs)})", ""]
+    lines.extend(grid(["Suite", "Tests", "Status"], [
+        [code(r.suite), ", ".join(code(t) for t in r.tests),
+         f"[{prose(r.status)}]({r.url})" if r.url and r.url.startswith("https://") else prose(r.status)]
+        for r in runs], rows))
+    return "\n".join([*lines, "", RUNS_END])
+
+
+def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[str],
+                 since: str | None, rows: int, full: bool) -> list[str]:
+    blocks: list[str] = []
+    found = new_problems(report)
+    if found:
+        title = "New problems" if report.mode == "analyze" else "Problems"
+        shown = found if full else found[:OPEN_FINDINGS]
+        lines = [f"**{title}** ({len(found)})", ""]
+        for f in shown:
+            lines.extend(_finding(f, full=True))
+        if len(found) > len(shown):
+            lines.append(f"- …and {len(found) - len(shown)} more: see the check run.")
+        blocks.append("\n".join(lines))
+    if report.mode != "analyze":
+        return blocks
+    markers = changed_markers(report)
+    if markers:
+        lines = [f"**Markers this PR changed** ({len(markers)})", ""]
+        lines.extend(grid(["Test", "Backend", "Suite", "GPUs", "Est.", "Change"], [
+            [code(t.path), t.backend, code(t.suite or "?"), "?" if t.gpus is None else str(t.gpus),
+             minutes(t.est_time), _change(t)] for t in markers], rows))
+        blocks.append("\n".join(lines))
+    if runs:
+        blocks.append(runs_section(runs, rows))
+    elif report.selected:
+        lines = [f"**ROCm runs `/run-amd` would dispatch**: {len(report.selected)}, "
+                 f"about {report.gpu_minutes():.0f} GPU-minutes", ""]
+        lines.extend(grid(["Test", "Suite", "Tier", "Est.", "GPU-min"], [
+            [code(s.path), code(s.suite), s.tier, minutes(s.est_time), gpu_minutes(s)]
+            for s in report.selected], rows))
+        blocks.append("\n".join(lines))
     else:
-        lines.append(f"Audited `{short(report.head)}`: {len(report.tests)} markers.")
-    checked = launches(report)
-    if checked:
-        lines.extend(["", checked[0].upper() + checked[1:] + "."])
+        blocks.append("**ROCm runs `/run-amd` would dispatch**: none.")
+    if not runs:
+        blocks[-1] = f"{RUNS_START}\n\n{blocks[-1]}\n\n{RUNS_END}"
+    if resolved:
+        blocks.append(f"**Resolved since {code(since[:12]) if since else 'the last push'}**: "
+                      + "; ".join(prose(r) for r in resolved[:rows]))
+    return blocks
+
+
+def _collapsed_blocks(report: Report, rows: int, full: bool) -> list[str]:
+    blocks: list[str] = []
+    old = pre_existing_problems(report)
+    if old:
+        body = [f"{len(old)} found at the base (`{short(report.base)}`) as well: {by_rule(old)}."
+                + ("" if full else " The check run says what each is."), ""]
+        for f in old[:rows]:
+            body.extend(_finding(f, full=False, message=full))
+        if len(old) > rows:
+            body.append(f"- …and {len(old) - rows} more.")
+        blocks.append(_details(f"Already on the base: {plural(len(old), 'finding')} ({by_rule(old)})", body))
+    quiet = not_dispatched(report)
+    if quiet:
+        groups = Counter((t.backend, why_not_run(t), t.tier or "direct") for t in quiet)
+        body = grid(["Backend", "Not run because", "Touched through", "Tests"], [
+            [b, why, tier, str(n)] for (b, why, tier), n in sorted(groups.items(), key=lambda kv: -kv[1])])
+        body.append("")
+        for t in quiet[:rows]:
+            reason = (": " + (prose(t.reasons[0]) if t.reasons else t.change)) if full else ""
+            body.append(f"- {code(t.path)} {code(t.suite or '?')}{reason}")
+        if len(quiet) > rows:
+            body.append(f"- …and {len(quiet) - rows} more.")
+        blocks.append(_details(f"{plural(len(quiet), 'more test')} touched, not dispatched", body))
+    if report.tables:
+        shown = rows if full else SHORT_TABLES
+        body = [launches_line(report) or ""]
+        for table in report.tables[:shown]:
+            body.extend(_table(table, rows))
+        if len(report.tables) > shown:
+            body.extend(["", f"…and {len(report.tables) - shown} more tables"
+                         + ("." if full else ", in the check run.")])
+        blocks.append(_details(f"Launch and pin tables ({len(report.tables)})", body))
+    notes = infos(report)
+    if notes:
+        body = []
+        for f in notes[:rows]:
+            body.extend(_finding(f, full=True))
+        if len(notes) > rows:
+            body.append(f"- …and {len(notes) - rows} more.")
+        blocks.append(_details(f"{plural(len(notes), 'info')} ({by_rule(notes)})", body))
     if report.findings:
-        lines.extend(["", "**Findings**", ""])
-        for f in report.findings[:MAX_ROWS]:
-            where = code(f"{f.path}:{f.line}" if f.line else f.path) if f.path else "the repository"
-            test = f" (test {code(f.test)})" if f.test and f.test != f.path else ""
-            lines.append(f"- {ICON[f.severity]} **{f.rule}** `{f.slug}` at {where}{test}: "
-                         f"{prose(f.message)}{pre_existing(f)}")
-            lines.extend(f"  - {prose(d)}" for d in f.details)
-            if f.fix:
-                lines.append(f"  - Fix: {prose(f.fix)}")
-        if len(report.findings) > MAX_ROWS:
-            lines.append(f"- …and {len(report.findings) - MAX_ROWS} more findings.")
-    for table in report.tables:
-        lines.extend(_extra_table(table))
-    return "\n".join(lines) + "\n"
+        blocks.append(_details("Silence or configure", [
+            "Each finding names its rule; the Rules table of rocmbot's README explains it. "
+            "Checks and selection are configured in `.github/rocmbot.yml` on the default branch: "
+            "`suites:` (GPU counts, "
+            "`cadence: external` for suites another CI runs), `pins: {ignore: [...]}`, "
+            "`exclude:` for files that are not tests, `select_nightly` / `select_external`.",
+        ]))
+    return blocks
+
+
+def launches_line(report: Report) -> str | None:
+    checked = launches(report)
+    return checked[0].upper() + checked[1:] + "." if checked else None
+
+
+def render(
+    report: Report,
+    *,
+    runs: Sequence[Run] | None = None,
+    resolved: Sequence[str] = (),
+    since: str | None = None,
+    full: bool = False,
+    limit: int = COMMENT_LIMIT,
+) -> str:
+    """The summary: the comment's body (``full``: the check run's, with every list whole).
+    Blocks that would pass ``limit`` are left out for a line that says where the rest is."""
+    rows = MAX_ROWS if full else SHORT_ROWS
+    head = [f"### {verdict_icon(report)} {verdict(report)}", ""]
+    if report.mode == "analyze":
+        touched = sum(t.change != "unchanged" for t in report.tests)
+        head.append(f"rocmbot compared `{short(report.base)}` (base) with `{short(report.head)}` (head): "
+                    f"{plural(touched, 'test marker')} touched of {len(report.tests)}.")
+    else:
+        head.append(f"rocmbot audited `{short(report.head)}`: {plural(len(report.tests), 'test marker')}.")
+    checked = launches_line(report)
+    if checked:
+        head[-1] += f" {checked}"
+    text = "\n".join(head)
+    cut = CUT_FULL if full else CUT_COMMENT
+    blocks = _open_blocks(report, runs, resolved, since, rows, full)
+    blocks += _collapsed_blocks(report, rows, full)
+    for n, block in enumerate(blocks):
+        if len(text) + len(block) + 2 + len(cut) > limit:
+            left = plural(len(blocks) - n, "more section")
+            if report.findings:
+                left += f"; all findings: {by_rule(report.findings)}"
+            return text + "\n" + cut.replace("cut here", f"cut here ({left})")
+        text += "\n\n" + block
+    return text + "\n"

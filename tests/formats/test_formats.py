@@ -99,12 +99,12 @@ def test_markdown_lets_no_mention_link_or_html_through() -> None:
     assert "@octocat" not in body and "@someone" not in body and "@team" not in body
     assert "<img" not in body and "<b>" not in body
     assert "](https://" not in body and "https://" not in body
-    assert "### ❌ rocmbot: 1 error, 2 warnings" in body
+    assert body.startswith("### ❌ 1 new error · 2 new warnings\n")
     assert "| `tests/test_@octocat.py` |" in rendered
     row = next(line for line in rendered.splitlines() if line.startswith("| `tests/"))
-    assert len(re.findall(r"(?<!\\)\|", row)) == 8  # seven cells, whatever the text held
+    assert len(re.findall(r"(?<!\\)\|", row)) == 7  # six cells, whatever the text held
     assert "about 107 GPU-minutes" in body
-    assert "<details><summary>Launches of @\u200bteam</summary>" in body
+    assert "**Launches of @\u200bteam**" in body
 
 
 @given(st.text(max_size=200))
@@ -137,8 +137,7 @@ def test_html_prose_keeps_the_spaces_around_code_elements() -> None:
     assert html_prose("  `a`  and `b` ") == "<code>a</code> and <code>b</code>"
     report = _report()
     report.tables = [Table("Dependency pins: `rocm` group (ROCm image)", ("package",), (("numba",),))]
-    assert "<details><summary>Dependency pins: <code>rocm</code> group (ROCm image)</summary>" in (
-        markdown.render(report))
+    assert "<details><summary>Launch and pin tables (1)</summary>" in markdown.render(report)
 
 
 def test_text_format_names_rules_and_fixes() -> None:
@@ -148,7 +147,7 @@ def test_text_format_names_rules_and_fixes() -> None:
     assert "ROCm runs to dispatch: 1 (107 GPU-minutes)" in out
     assert "Launches of @team" in text.render(_report(), verbose=True)
     audit_out = text.render(_report("audit"))
-    assert "\nrocmbot audit bbbbbbbbbbbb: 1 error, 2 warnings. 1 marker." in audit_out
+    assert "\nrocmbot audit bbbbbbbbbbbb: 1 error · 2 warnings. 1 marker." in audit_out
 
 
 def test_text_puts_findings_first_by_severity_and_file_then_one_paragraph() -> None:
@@ -161,7 +160,8 @@ def test_text_puts_findings_first_by_severity_and_file_then_one_paragraph() -> N
         "    9: REG002 [marker-not-literal] again"]
     assert head.index("2 warnings") > head.index("2 errors")
     assert "  (the repository)\n    REG003 [gpu-count-unknown] no location" in head
-    assert summary.startswith("rocmbot analyze aaaaaaaaaaaa..bbbbbbbbbbbb: 2 errors, 2 warnings. 1 marker, 1")
+    assert summary.startswith(
+        "rocmbot analyze aaaaaaaaaaaa..bbbbbbbbbbbb: 2 new errors · 2 new warnings. 1 marker, 1")
     assert " ".join(summary.split()).endswith("Run with -v to list the tests, the ROCm runs and the tables.")
     assert "tests/test_@octocat.py [stage-c-4-gpu-mi350" not in out
 
@@ -286,12 +286,13 @@ def test_sarif_baseline_state_follows_the_finding() -> None:
 
 def test_empty_report_renders_quietly() -> None:
     report = Report("analyze", "a" * 40, "b" * 40, [], [], [])
-    assert "No registered test is touched (0 markers checked)." in markdown.render(report)
+    assert "(head): 0 test markers touched of 0." in markdown.render(report)
     assert "ROCm runs `/run-amd` would dispatch**: none." in markdown.render(report)
     assert " ".join(text.render(report).split()) == (
-        "rocmbot analyze aaaaaaaaaaaa..bbbbbbbbbbbb: no findings. 0 markers, 0 changed or affected. "
+        "rocmbot analyze aaaaaaaaaaaa..bbbbbbbbbbbb: no new problems · no ROCm runs. 0 markers, "
+        "0 changed or affected. "
         "ROCm runs to dispatch: none.")
-    assert markdown.render(report).startswith("### ✅ rocmbot: no findings")
+    assert markdown.render(report).startswith("### ✅ no new problems · no ROCm runs\n")
 
 
 def test_table_cells_keep_code_spans_and_never_split_on_a_pipe() -> None:

@@ -12,7 +12,7 @@ from bot.analysis.findings import finding
 from bot.analysis.report import Report
 from bot.context import HandlerContext
 from bot.demo import build_example
-from bot.effects import Effects
+from bot.effects import REVIEW_MARKER, Effects
 from bot.events import Event
 from bot.local_port import LocalPort
 from bot.port import CheckRun
@@ -129,13 +129,30 @@ def test_a_summary_the_ledger_does_not_know_is_looked_for_unless_the_pr_was_just
 
 
 @pytest.mark.parametrize(("baselines", "conclusion", "title"), [
-    (["new", "unchanged"], "failure", "1 error: runs would fail on the runner (1 more already on the base)"),
-    (["unchanged"], "neutral", "1 error already on the base, none new"),
-    ([], "success", "No problems found"),
+    (["new", "unchanged"], "failure", "1 new error (1 error already on the base)"),
+    (["unchanged"], "neutral", "no new problems · no ROCm runs (1 error already on the base)"),
+    ([], "success", "no new problems · no ROCm runs"),
 ])
 def test_only_errors_the_pr_brought_fail_the_check(baselines: list[str], conclusion: str, title: str) -> None:
     found = [replace(finding("PAR002", "t.py", i + 1, f"W={i}.", test="t.py"), baseline=b)  # type: ignore[arg-type]
              for i, b in enumerate(baselines)]
     report = Report("analyze", "a" * 40, "b" * 40, [], [], found)
     assert publish.conclusion(report) == conclusion
-    assert publish.check_output(report)["title"] == f"{title}; 0 ROCm runs selected"
+    assert publish.check_output(report)["title"] == title
+
+
+def test_a_review_found_on_github_keeps_the_fingerprints_it_carries(
+    setup: tuple[LocalPort, Store, str, str],
+) -> None:
+    """An attempt made the review and died before the ledger knew: the next attempt finds the
+    review instead of making another, and records the fingerprints of its comments, or a later
+    head would comment on the same findings again."""
+    port, store, _, head = setup
+    key = f"review:octo/miles#7:{head}"
+    port.create_review("octo/miles", 7, head, f"{REVIEW_MARKER}\nearlier attempt", [])
+    store.begin_effect(key, "review", f"octo/miles#7@{head}", "d0")  # left pending
+    effects = Effects(store, port, dry_run=False, delivery_id="d1")
+    effects.review("octo/miles", 7, head, "body", [], keys=["PAR002:" + "0" * 32])
+    assert len([w for w in port.writes if w.kind == "review"]) == 1
+    (effect,) = store.effects_for([key])
+    assert effect.result == {"reconciled": True, "keys": ["PAR002:" + "0" * 32]}

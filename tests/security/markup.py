@@ -22,16 +22,17 @@ from bot.publish import STATE_PREFIX, STATE_SUFFIX
 # Tags rocmbot's own templates produce; a link (`a`) or an image (`img`) is never one of them.
 OURS = frozenset({
     "p", "code", "strong", "em", "h3", "ul", "li", "table", "thead", "tbody", "tr", "th", "td",
-    "details", "summary", "br",
+    "details", "summary", "br", "pre",
 })
 # What GitHub turns into a notification, a link or a cross-reference in rendered text.
 MENTION = re.compile(r"(?<![\w`])@[A-Za-z0-9]")
 REFERENCE = re.compile(r"(?<![\w&])#\d|\bGH-\d|[\w.-]+/[\w.-]+#\d", re.IGNORECASE)
 BARE_URL = re.compile(r"(?i)\b(?:https?://|www\.|mailto:|ftp://)")
-# rocmbot's own hidden markers: the summary's, the review's, a command reply's, a refusal's or
-# waiting answer's (one per answer and head), and the reply to a review.
+# rocmbot's own hidden markers: the summary's and its runs section's, the review's, a command
+# reply's, a refusal's or waiting answer's (one per answer and head), and the reply to a review.
 OWN_COMMENT = re.compile(
-    r" rocmbot:(?:summary|review|reply \d+:[0-9a-f]+|answer [0-9a-f]+:[0-9a-f]+|review-reply \d+) ")
+    r" rocmbot:(?:summary|review|runs|/runs|reply \d+:[0-9a-f]+|answer [0-9a-f]+:[0-9a-f]+"
+    r"|review-reply \d+) ")
 
 
 @dataclass

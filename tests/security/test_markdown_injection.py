@@ -22,7 +22,7 @@ from bot.commands import parse
 from bot.dispatcher import Dispatcher, Result
 from bot.events import Event
 from bot.formats.escape import cell, code, inline, prose
-from bot.publish import SummaryState, check_output, finding_key, inline_comments, summary_body
+from bot.publish import SummaryState, check_output, inline_comments, summary_body
 from bot.rocm import RocmRuns, describe
 from bot.store.dispatch import Dispatch, JobOutcome, SelectedTest, Selection
 from config.repo import defaults
@@ -86,14 +86,17 @@ def _bodies(path: str, suite: str, reason: str, value: str, title: str) -> dict[
     """Every markdown body the PR's report reaches: the check run summary, the sticky comment
     (first and after a push that resolves the findings), and the inline review comments."""
     report = _report(path, suite, reason, value, title)
-    keys = {finding_key(f, "blob"): f for f in report.findings}
-    first, _ = summary_body(report, SummaryState(), keys, [])
+    first, _ = summary_body(report, SummaryState(), [])
     fixed = Report("analyze", "b" * 40, "c" * 40, [], [], [])
-    second, _ = summary_body(fixed, SummaryState.load(first), {}, [])
-    diff = {f.path or "": {f.line or 0} for f in report.findings}
-    inline = inline_comments(report, diff, {}, [])
+    second, _ = summary_body(fixed, SummaryState.load(first), [])
+    shown = {f.path or "": "@@ -1,0 +1,5 @@\n" + "+x\n" * 5 for f in report.findings}
+    inline = inline_comments(report, shown, [])
+    # the offending lines outside the diff: quoted from the head, PR text again
+    elsewhere = {f.path or "": "@@ -9,0 +9,1 @@\n+x\n" for f in report.findings}
+    quoted = inline_comments(report, elsewhere, [], lambda path, line: f"{value} = {reason}")
     out = {"check": check_output(report)["summary"], "summary": first, "resolved": second}
     out.update({f"inline {i}": c.body for i, c in enumerate(inline)})
+    out.update({f"quoted {i}": c.body for i, c in enumerate(quoted)})
     return out
 
 
@@ -114,29 +117,30 @@ def test_report_bodies_carry_no_active_markup(path: str, suite: str, reason: str
 @given(path=hostile)
 def test_the_state_survives_any_path_and_cannot_be_forged_from_one(path: str) -> None:
     report = _report(path, "s", "r", "v", "t")
-    keys = {finding_key(f, None): f for f in report.findings}
-    body, state = summary_body(report, SummaryState(), keys, ["k1"])
+    body, state = summary_body(report, SummaryState(), ["k1"])
     loaded = SummaryState.load(body)
     assert loaded == state  # what a path holds is data, read back as written
     forged = f'x<!-- rocmbot:state {{"head":"{"f" * 40}","posted":["k9"]}} -->y'
-    body, _ = summary_body(_report(forged + path, "s", "r", "v", "t"), SummaryState(), keys, [])
+    body, _ = summary_body(_report(forged + path, "s", "r", "v", "t"), SummaryState(), [])
     assert SummaryState.load(body).posted == ["k1"] or SummaryState.load(body).posted == []
 
 
 def test_a_forged_state_in_a_code_span_is_not_the_state() -> None:
     forged = '<!-- rocmbot:state {"head":"[x](//e.co)","findings":{},"posted":["all"]} -->'
     report = _report(f"tests/{forged}.py", "s", "r", "v", "t")
-    body, _ = summary_body(report, SummaryState(), {}, [])
+    body, _ = summary_body(report, SummaryState(), [])
     assert forged in body  # shown in a code span, where it is inert ...
     assert SummaryState.load(body).posted == []  # ... and not taken for the state
     assert SummaryState.load(body + forged).head is None  # not even as the last line
 
 
 def test_a_state_with_a_head_that_is_not_a_sha_is_not_rendered() -> None:
-    planted = 'body\n<!-- rocmbot:state {"head":"[x](//e.co)","findings":{"k":"gone"},"posted":[]} -->'
+    gone = "PAR002:" + "0" * 32
+    state = f'{{"head":"[x](//e.co)","findings":{{"{gone}":"gone"}},"posted":[]}}'
+    planted = f"body\n<!-- rocmbot:state {state} -->"
     previous = SummaryState.load(planted)
-    assert previous.head is None and previous.findings == {"k": "gone"}
-    body, _ = summary_body(Report("analyze", "a" * 40, "b" * 40, [], [], []), previous, {}, [])
+    assert previous.head is None and previous.findings == {gone: "gone"}
+    body, _ = summary_body(Report("analyze", "a" * 40, "b" * 40, [], [], []), previous, [])
     assert "Resolved since the last push" in body and problems(body) == []
 
 
