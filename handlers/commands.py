@@ -14,6 +14,7 @@ from bot.events import Event
 from bot.formats.escape import code
 from bot.rocm import RocmRuns
 from bot.router import Router
+from handlers.review import refresh_summary_runs
 
 router = Router()
 log = logging.getLogger(__name__)
@@ -189,9 +190,12 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
             "or the button on the `rocmbot / rocm` check.",
         )
         return
-    # Done: the reaction and the `rocmbot / rocm` checks say so; no comment.
+    # Done: the reaction, the summary's runs section and the `rocmbot / rocm` checks say so;
+    # no comment.
     assert outcome.result is not None
     _react(runs, comment_id, "rocket" if outcome.result.dispatched else "+1")
+    if outcome.result.dispatched:
+        refresh_summary_runs(runs.ctx, runs.repo, runs.number, runs.pr.head_sha)
 
 
 @router.register("issue_comment", "created")

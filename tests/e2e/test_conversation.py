@@ -113,3 +113,27 @@ def test_the_summary_shows_the_runs_it_dispatched_with_their_status(dispatching:
     # the simulator's run links are http: shown without a link
     assert f"| `stage-c-4-gpu-mi350` | `{MOE}` | success |" in section
     assert len(world.bot_comments(pr)) == 1  # edited in place, no new comment
+
+
+@pytest.fixture
+def on_command(tmp_path: Path) -> Iterator[World]:
+    yield from make_world(tmp_path, {WORKFLOW: TEMPLATE, ".github/rocmbot.yml": "dispatch:\n  auto: "
+                                                                                "'off'\n"})
+
+
+def test_a_run_amd_that_dispatches_posts_no_comment_and_shows_in_the_summary(on_command: World) -> None:
+    world = on_command
+    pr = world.open_pr({MOE: EP2})
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "opened"))
+    world.settle()
+    assert not world.sim.state.runs  # automatic dispatch is off
+    assert "**ROCm runs for this head**" not in _runs_section(world, pr)
+    comment = world.sim.state.add_comment(world.repo, pr.number, "/run-amd", author="lead")
+    world.deliver("issue_comment", world.sim.payloads.issue_comment(comment))
+    world.settle()
+    assert len(world.sim.state.runs) == 1
+    assert len(world.bot_comments(pr)) == 1  # the summary only: no reply to a command that worked
+    section = _runs_section(world, pr)
+    assert "**ROCm runs for this head** (1)" in section and f"`{MOE}`" in section
+    reactions = world.sim.state.find_calls("POST", f"/repos/*/issues/comments/{comment.id}/reactions")
+    assert [c.body["content"] for c in reactions] == ["eyes", "rocket"]
