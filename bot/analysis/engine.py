@@ -430,7 +430,8 @@ def _analyze(base: Tree, head: Tree, loaded: LoadedConfig | None,
     run.findings.extend(config_findings(loaded))
     run.findings.extend(pin.findings)
     findings = _dedupe(run.findings)
-    at_base = _base_findings(base_snap, loaded, reported, bool(pin.findings), run.same_at_base)
+    at_base = _base_findings(base_snap, loaded, reported, changes if pin.findings else None,
+                             run.same_at_base)
     return Report(
         mode="analyze",
         base=base.rev,
@@ -443,10 +444,12 @@ def _analyze(base: Tree, head: Tree, loaded: LoadedConfig | None,
     )
 
 
-def _base_findings(base: Snapshot, loaded: LoadedConfig, tests: list[str], with_pins: bool,
+def _base_findings(base: Snapshot, loaded: LoadedConfig, tests: list[str], pins_of: set[str] | None,
                    same: dict[str, list[Finding]]) -> list[Finding]:
     """What the base reports about what the head reports: the given test files' findings
-    (markers, launches, harnesses), and the pin findings when the head has some. Only
+    (markers, launches, harnesses), and, when the head has pin findings (``pins_of`` is the
+    change), the base's pin findings anchored as the head's are, at the first place the
+    change touches, so that a finding the change only moved keeps its fingerprint. Only
     those: a finding of the head is compared with the base's about the same things. A
     file whose launches read nothing the change touched has the head's launch findings
     (``same``): they are not worked out again."""
@@ -462,8 +465,8 @@ def _base_findings(base: Snapshot, loaded: LoadedConfig, tests: list[str], with_
         run.findings.extend(same.get(path, []))
         base.sources.release(path)
     run.findings.extend(config_findings(loaded))
-    if with_pins:
-        run.findings.extend(pins.analyze_pins(base, None).findings)
+    if pins_of is not None:
+        run.findings.extend(pins.analyze_pins(base, pins_of).findings)
     return _dedupe(run.findings)
 
 

@@ -100,10 +100,13 @@ PIN_FILES = {
 }
 
 
-def test_a_pin_drift_the_base_already_had_is_reported_unchanged_and_exits_0(git_repo: GitRepo) -> None:
+@pytest.mark.parametrize("touched", [REQUIREMENTS, DOCKERFILE])
+def test_a_pin_drift_the_base_already_had_is_reported_unchanged_and_exits_0(
+        git_repo: GitRepo, touched: str) -> None:
     base = _commit(git_repo, {**BASE_FILES, **PIN_FILES})
-    # the PR touches the drifting file, moving its lines, and adds nothing new
-    head = _commit(git_repo, {REQUIREMENTS: "# ROCm test-time packages\n" + PIN_FILES[REQUIREMENTS]})
+    # the PR touches one of the drifting places, moving its lines (the finding is anchored
+    # there, where the base anchored it elsewhere), and adds nothing new
+    head = _commit(git_repo, {touched: "# ROCm test-time packages\n" + PIN_FILES[touched]})
     code = main(["analyze", "--repo", str(git_repo.root), "--base", base, "--head", head,
                  "--format", "json", "-o", str(git_repo.root.parent / "out.json")])
     doc = json.loads((git_repo.root.parent / "out.json").read_text())
@@ -200,3 +203,17 @@ def test_an_error_of_a_test_the_environment_change_reaches_is_unchanged(git_repo
     errors = [f for f in report.errors if f.rule == "PAR002"]
     assert errors and {f.baseline for f in errors} == {"unchanged"}  # the head's, reused
     assert report.exit_code == 0
+
+
+def test_a_pin_finding_the_change_only_reanchors_is_unchanged(git_repo: GitRepo) -> None:
+    """The base has `numba` pinned one way in the image and another in two workflows; the PR
+    touches the second workflow, where the head's finding is now anchored (the first place the
+    PR can fix), while the base anchored it at the first workflow: still the same finding."""
+    step = ("on: [pull_request]\njobs:\n  t:\n    runs-on: [self-hosted, mi350]\n    container: rocm/x:ci\n"
+            "    steps:\n      - run: pip install \"numba==0.64.0\"\n")
+    base = _commit(git_repo, {**BASE_FILES, DOCKERFILE: "FROM rocm/x\nRUN pip install \"numba==0.65.1\"\n",
+                              ".github/workflows/a-rocm.yml": step, ".github/workflows/b-rocm.yml": step})
+    head = _commit(git_repo, {".github/workflows/b-rocm.yml": "# touched\n" + step})
+    report = _run(git_repo, base, head)
+    (drift,) = [f for f in report.findings if f.rule.startswith("PIN") and "numba" in f.message]
+    assert (drift.path, drift.baseline) == (".github/workflows/b-rocm.yml", "unchanged")
