@@ -35,6 +35,20 @@ class Module:
             self._lines.extend(self.text[a:b].encode("utf-8") for a, b in zip(starts, ends, strict=True))
         return self._lines[index] if 0 <= index < len(self._lines) else b""
 
+    def source_segment(self, node: ast.AST) -> str | None:
+        """The exact source text of a node, as :func:`ast.get_source_segment` gives it, from
+        the lines split once (that function splits the whole file on every call)."""
+        start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if start is None or end is None or col is None or end_col is None:
+            return None
+        if start == end:
+            return self._line(start - 1)[col:end_col].decode()
+        parts = [self._line(start - 1)[col:]]
+        parts.extend(self._line(i) for i in range(start, end - 1))
+        parts.append(self._line(end - 1)[:end_col])
+        return b"".join(parts).decode()
+
     def segment(self, node: ast.AST) -> str:
         """The source text of a node, on one line (for messages)."""
         start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
