@@ -159,11 +159,9 @@ def _index(snapshot: Snapshot) -> CiIndex:
     paths = snapshot.workflows()
     snapshot.sources.hint(paths)
     for path in paths:
+        parsed = snapshot.sources.parsed(path, parse_workflow)
         text = snapshot.sources.text(path)
-        if not isinstance(text, str):
-            continue
-        parsed = parse_workflow(path, text)
-        if isinstance(parsed, Workflow):
+        if isinstance(parsed, Workflow) and isinstance(text, str):
             reads[path] = _Read(parsed, text)
     _events(reads)
     globs = tuple(snapshot.config.environment)

@@ -9,11 +9,13 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from bot.analysis.findings import Finding, finding
 from bot.analysis.tree import Tree
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -122,6 +124,7 @@ class Sources:
         self.max_bytes = max_bytes
         self._text: dict[str, str | Unreadable | None] = {}
         self._modules: dict[str, Module | Unreadable | None] = {}
+        self._parsed: dict[tuple[Callable[[str, str], object], str], object] = {}
         self._ahead: _ReadAhead | None = None
 
     def exists(self, path: str) -> bool:
@@ -179,6 +182,15 @@ class Sources:
         if path not in self._modules:
             self._modules[path] = self._parse(path)
         return self._modules[path]
+
+    def parsed(self, path: str, parse: Callable[[str, str], T]) -> T | Unreadable | None:
+        """``parse(path, text)`` of the file, worked out once for every reader that asks
+        (the pin groups and the CI index read the same workflows)."""
+        key = (parse, path)
+        if key not in self._parsed:
+            text = self.text(path)
+            self._parsed[key] = parse(path, text) if isinstance(text, str) else text
+        return cast("T | Unreadable | None", self._parsed[key])
 
     def release(self, path: str) -> None:
         """Drop a file's text and syntax tree once nothing needs them any more.

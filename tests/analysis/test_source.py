@@ -98,3 +98,17 @@ def test_parser_warnings_about_repository_code_are_silenced_and_no_others() -> N
         assert caught == []
         ast.parse('x = "\\d"', filename="elsewhere.py")
         assert [type(w.message) for w in caught] == [DeprecationWarning]
+
+
+def test_a_file_is_parsed_once_for_every_reader_and_a_missing_one_not_at_all(tmp_path: Path) -> None:
+    sources = Sources(FolderTree(_folder(tmp_path, {"w.yml": "on: push\n"})))
+    calls: list[str] = []
+
+    def parse(path: str, text: str) -> tuple[str, int]:
+        calls.append(path)
+        return path, len(text)
+
+    assert sources.parsed("w.yml", parse) == ("w.yml", 9)
+    assert sources.parsed("w.yml", parse) == ("w.yml", 9)
+    assert sources.parsed("gone.yml", parse) is None
+    assert calls == ["w.yml"]
