@@ -9,6 +9,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,14 @@ def newlines_before(text: str) -> Callable[[int], int]:
 
 def pip_installs(script: str) -> list[PipCommand]:
     """Every `pip install` command in a shell script, in order; never raises."""
-    return _installs(script, 0, 0)
+    return list(_installs_of(script))
+
+
+@lru_cache(maxsize=256)
+def _installs_of(script: str) -> tuple[PipCommand, ...]:
+    # workflows repeat the same steps (SGLang: 157 `run:` scripts naming pip, 91 distinct),
+    # and parsing shell is most of what reading a workflow costs
+    return tuple(_installs(script, 0, 0))
 
 
 def _installs(script: str, offset: int, depth: int) -> list[PipCommand]:
