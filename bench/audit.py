@@ -14,7 +14,9 @@ With `--repo PATH [--rev REV]` it measures a real repository instead (a git dire
 clone, at REV, default HEAD): the floor is reading and `ast.parse`-ing, once and in one
 process, every Python file that the audit itself reads there (recorded on a first audit), and
 each measurement is taken `--rounds` times (at least five), alternating floor and audits, and
-reported as min / median / max.
+reported as min / median / max. With `--analyze` as well it times `rocmbot analyze` of the
+newest commit at or before REV that changes exactly one test file, against the floor of the
+distinct Python files that analysis reads at the base and the head.
 
 Run: `.venv/bin/python -m bench.audit [--tests N] [--rounds R]` or
 `.venv/bin/python -m bench.audit --repo ../miles [--rev REV]`. Prints a table; writes JSON to
@@ -32,10 +34,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from bot.analysis.engine import audit
+from bot.analysis.engine import analyze, audit
 from bot.analysis.parallel import default_jobs
 from bot.analysis.tree import GitRepository, GitTree
 from bot.example import DOCKERFILE, HARNESS, MODEL, WORKFLOW
@@ -283,26 +285,104 @@ def real(root: Path, rev: str, rounds: int) -> None:
         "audit_parallel_over_floor_median": med(par_t) / med(floor_t),
         **imports,
     }
-    out = Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    name = root.resolve().name if root.resolve().name not in ("repo", ".git") else root.resolve().parent.name
-    (out / f"audit-{name}.json").write_text(json.dumps(result, indent=2) + "\n")
-
-    def mmm(ts: list[float]) -> str:
-        return f"{min(ts) * 1000:.0f} / {med(ts) * 1000:.0f} / {max(ts) * 1000:.0f} ms"
-
     rows = [
         ("repository", f"{root} at {sha[:10]}"),
         ("python files the audit reads", f"{len(paths)}"),
         ("markers", f"{markers}"),
-        ("floor: read + ast.parse (min/median/max)", mmm(floor_t)),
-        ("rocmbot audit, 1 process", mmm(one_t)),
-        (f"rocmbot audit, {jobs} processes", mmm(par_t)),
+        ("floor: read + ast.parse (min/median/max)", _mmm(floor_t)),
+        ("rocmbot audit, 1 process", _mmm(one_t)),
+        (f"rocmbot audit, {jobs} processes", _mmm(par_t)),
         ("audit / floor (medians), 1 process", f"{med(one_t) / med(floor_t):.2f}x (target <= 2)"),
         (f"audit / floor (medians), {jobs} processes", f"{med(par_t) / med(floor_t):.2f}x (target <= 1.3)"),
     ]
+    _write(f"audit-{_name(root)}.json", result, rows)
+
+
+def one_test_change(root: Path, rev: str) -> str:
+    """The newest commit at or before REV that changes exactly one file, a test's Python file
+    (under `tests/` or `test/`): the shape of the commonest PR."""
+    log = subprocess.run(
+        ["git", f"--git-dir={root}" if (root / "HEAD").is_file() else f"--git-dir={root / '.git'}",
+         "log", "--no-merges", "--format=@%H", "--name-only", "-n", "2000", rev],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    for block in log.split("@")[1:]:
+        sha, *files = [line for line in block.splitlines() if line]
+        if len(files) == 1 and files[0].endswith(".py") and files[0].split("/")[0] in ("tests", "test"):
+            return sha
+    raise SystemExit(f"no commit of the 2,000 before {rev} changes exactly one test file")
+
+
+def real_analyze(root: Path, rev: str, rounds: int) -> None:
+    """Measure `analyze` of a one-test-file change against the parse floor of what it reads."""
+    with GitRepository(root) as repo:
+        sha = one_test_change(root, repo.resolve(rev))
+        parent = repo.resolve(f"{sha}~1")
+        base_tree, head_tree = _RecordingTree(repo, parent), _RecordingTree(repo, sha)
+        analyze(base_tree, head_tree)
+        blobs: dict[bytes, str] = {}  # each distinct Python file read, at base or head, once
+        for tree in (base_tree, head_tree):
+            for path in sorted(tree.read_paths):
+                data = tree.read(path)
+                if path.endswith(".py") and data is not None:
+                    blobs.setdefault(data, path)
+    changed = subprocess.run(
+        ["git", f"--git-dir={root}" if (root / "HEAD").is_file() else f"--git-dir={root / '.git'}",
+         "diff", "--name-only", parent, sha], check=True, capture_output=True, text=True,
+    ).stdout.split()
+
+    def one() -> None:
+        with GitRepository(root) as repo:
+            analyze(repo.tree(parent), repo.tree(sha))
+
+    with tempfile.TemporaryDirectory(prefix="rocmbot-bench-") as tmp:
+        paths = []
+        for n, (data, path) in enumerate(blobs.items()):
+            (Path(tmp) / str(n) / path).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / str(n) / path).write_bytes(data)
+            paths.append(f"{n}/{path}")
+        floor_t: list[float] = []
+        analyze_t: list[float] = []
+        for _ in range(max(5, rounds)):  # alternate, so that a busy moment costs both alike
+            floor_t += spread(lambda: floor(Path(tmp), paths), 1)
+            analyze_t += spread(one, 1)
+    med = statistics.median
+    result = {
+        "repository": str(root),
+        "rev": sha,
+        "changed": changed,
+        "python_files_read": len(paths),
+        "floor_s": floor_t,
+        "analyze_s": analyze_t,
+        "analyze_over_floor_median": med(analyze_t) / med(floor_t),
+    }
+    rows = [
+        ("repository", f"{root}, change {sha[:10]}"),
+        ("files it changes", ", ".join(changed)),
+        ("distinct python files analyze reads", f"{len(paths)}"),
+        ("floor: read + ast.parse (min/median/max)", _mmm(floor_t)),
+        ("rocmbot analyze (min/median/max)", _mmm(analyze_t)),
+        ("analyze / floor (medians)", f"{med(analyze_t) / med(floor_t):.2f}x (target <= 2)"),
+    ]
+    _write(f"analyze-{_name(root)}.json", result, rows)
+
+
+def _write(name: str, result: Mapping[str, object], rows: list[tuple[str, str]]) -> None:
+    """The result as JSON under `bench/results/`, and the rows as a table on stdout."""
+    out = Path(__file__).parent / "results"
+    out.mkdir(exist_ok=True)
+    (out / name).write_text(json.dumps(result, indent=2) + "\n")
     width = max(len(r[0]) for r in rows)
     sys.stdout.write("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows) + "\n")
+
+
+def _name(root: Path) -> str:
+    return root.resolve().name if root.resolve().name not in ("repo", ".git") else root.resolve().parent.name
+
+
+def _mmm(ts: list[float]) -> str:
+    med = statistics.median
+    return f"{min(ts) * 1000:.0f} / {med(ts) * 1000:.0f} / {max(ts) * 1000:.0f} ms"
 
 
 def main() -> None:
@@ -311,7 +391,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repo", type=Path, help="measure this real repository (a git directory or clone)")
     parser.add_argument("--rev", default="HEAD", help="the revision of --repo to audit (default HEAD)")
+    parser.add_argument("--analyze", action="store_true",
+                        help="with --repo: time `analyze` of the newest commit that changes one test file")
     args = parser.parse_args()
+    if args.repo is not None and args.analyze:
+        real_analyze(args.repo, args.rev, args.rounds)
+        return
     if args.repo is not None:
         real(args.repo, args.rev, args.rounds)
         return

@@ -22,7 +22,9 @@ Backend = Literal["cpu", "cuda", "rocm"]
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: a model's validator is built when a configuration file is first
+    # validated, not when the analysis imports this module (see `defaults`)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Suite(Model):
@@ -163,7 +165,20 @@ def default_data() -> dict[str, Any]:
 
 
 def defaults() -> RepoConfig:
-    return RepoConfig.model_validate(default_data())
+    """The default configuration, built without validating it: the defaults are known to be
+    valid (a test checks that validating them gives the same), and building the validators
+    costs more than the rest of an analysis of a small change."""
+    data = copy.deepcopy(default_data())
+    pins = data["pins"]
+    return RepoConfig.model_construct(**{
+        **data,
+        "suites": {name: Suite.model_construct(**suite) for name, suite in data["suites"].items()},
+        "pins": PinsConfig.model_construct(**{**pins, "groups": {
+            name: PinGroupConfig.model_construct(**group) for name, group in pins["groups"].items()
+        }}),
+        "launch": LaunchConfig.model_construct(**data["launch"]),
+        "dispatch": DispatchConfig.model_construct(**data["dispatch"]),
+    })
 
 
 @dataclass(frozen=True)

@@ -234,6 +234,18 @@ def test_analysis_commands_import_no_web_stack() -> None:
     assert proc.stderr == "[]"
 
 
+def test_importing_the_cli_imports_no_validation_yaml_or_web_library() -> None:
+    probe = (
+        "import sys, bot.cli; "
+        "heavy = {'pydantic', 'yaml', 'fastapi', 'uvicorn', 'sqlalchemy', 'github', 'starlette', "
+        "'httpx', 'bashlex', 'dockerfile_parse', 'packaging', 'bot.analysis', 'config'}; "
+        "sys.stderr.write(repr(sorted({m.split('.')[0] for m in sys.modules} & heavy "
+        "| {m for m in sys.modules if m.startswith('bot.analysis')})))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert proc.stderr == "[]"
+
+
 def test_console_script_runs() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "bot.cli", "--version"], capture_output=True, text=True, check=False

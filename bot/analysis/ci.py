@@ -34,6 +34,7 @@ _DOCKERFILES = ["**/Dockerfile*", "**/*.dockerfile", "Dockerfile*", "*.dockerfil
 # a word of a job that may name a repository file or folder: `docker/amd_patch/*.patch`
 _WORD = re.compile(r"[\w.*?\[\]/-]+")
 _WORKSPACE = re.compile(r"\$\{\{\s*github\.workspace\s*\}\}/|\$\{?GITHUB_WORKSPACE\}?/")
+_NAME_CHAR = re.compile(r"[\w.-]")
 _WHOLE = frozenset({"", ".", "./", "*", "**", "/", "..", "-"})
 
 
@@ -58,15 +59,14 @@ class CiIndex:
     def events_naming(self, suite: str) -> frozenset[str] | None:
         """The events of every job that names the suite; None when no workflow names it."""
         if suite not in self._suites:
-            pattern = re.compile(rf"(?<![\w.-]){re.escape(suite)}(?![\w.-])")
             found: set[str] | None = None
             for read in self.workflows.values():
-                if pattern.search(read.text) is None:
+                if not _named(read.text, suite, 0, len(read.text)):
                     continue
                 found = found or set()
                 in_job = False
                 for job in read.workflow.jobs:
-                    if pattern.search(read.text, job.span[0], job.span[1]):
+                    if _named(read.text, suite, job.span[0], job.span[1]):
                         found |= job_events(read.events, job.condition)
                         in_job = True
                 if not in_job:  # named outside the jobs (a workflow-level input or env)
@@ -118,6 +118,20 @@ class CiIndex:
         return sorted(out)
 
 
+def _named(text: str, word: str, start: int, end: int) -> bool:
+    """Whether the word occurs whole in text[start:end], not as part of a longer name (no
+    word character, dot or dash right before or after it). A plain substring search: a
+    pattern that opens with a look-behind is tried at every position of every workflow."""
+    at = text.find(word, start, end)
+    while at != -1:
+        after = at + len(word)
+        if (at == 0 or not _NAME_CHAR.match(text, at - 1)) and \
+                (after >= end or not _NAME_CHAR.match(text, after)):
+            return True
+        at = text.find(word, at + 1, end)
+    return False
+
+
 def _words(text: str, job: Job) -> tuple[str, ...]:
     region = _WORKSPACE.sub("", text[job.span[0]:job.span[1]])
     words = []
@@ -145,11 +159,9 @@ def _index(snapshot: Snapshot) -> CiIndex:
     paths = snapshot.workflows()
     snapshot.sources.hint(paths)
     for path in paths:
+        parsed = snapshot.sources.parsed(path, parse_workflow)
         text = snapshot.sources.text(path)
-        if not isinstance(text, str):
-            continue
-        parsed = parse_workflow(path, text)
-        if isinstance(parsed, Workflow):
+        if isinstance(parsed, Workflow) and isinstance(text, str):
             reads[path] = _Read(parsed, text)
     _events(reads)
     globs = tuple(snapshot.config.environment)

@@ -1512,7 +1512,7 @@ class Interpreter:
 
     def _split(self, node: ast.Constant | ast.JoinedStr, scope: Scope) -> list[tuple[int, ast.expr]]:
         whole: list[tuple[int, ast.expr]] = [(node.lineno, node)]
-        source = ast.get_source_segment(scope.module.module.text, node)
+        source = scope.module.module.source_segment(node)
         if source is None:
             return whole
         found = split_literal(source)

@@ -369,7 +369,7 @@ class _Files:
     def workflow(self, path: str) -> Workflow | None:
         if path not in self._workflows:
             text = self.text(path)
-            parsed = None if text is None else parse_workflow(path, text)
+            parsed = None if text is None else self.sources.parsed(path, parse_workflow)
             if isinstance(parsed, Unreadable):
                 self.problems[path] = parsed.finding()
                 parsed = None

@@ -9,6 +9,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -87,9 +88,16 @@ def pip_installs(script: str) -> list[PipCommand]:
     its name is skipped like `sudo`. A command sent into a container with `docker exec`
     (also as `docker exec c bash -c "..."`) keeps the container's name.
     """
+    return list(_installs_of(script))
+
+
+@lru_cache(maxsize=256)
+def _installs_of(script: str) -> tuple[PipCommand, ...]:
+    # workflows repeat the same steps (SGLang: 157 `run:` scripts naming pip, 91 distinct),
+    # and parsing shell is most of what reading a workflow costs
     wrappers = frozenset(a or b for a, b in _FUNCTION.findall(script)) if "(" in script or \
         "function" in script else frozenset()
-    return _installs(script, 0, 0, wrappers, None)
+    return tuple(_installs(script, 0, 0, wrappers, None))
 
 
 def _installs(script: str, offset: int, depth: int, wrappers: frozenset[str],

@@ -9,11 +9,13 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from bot.analysis.findings import Finding, finding
 from bot.analysis.tree import Tree
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -34,6 +36,20 @@ class Module:
             ends = [*starts[1:], len(self.text)]
             self._lines.extend(self.text[a:b].encode("utf-8") for a, b in zip(starts, ends, strict=True))
         return self._lines[index] if 0 <= index < len(self._lines) else b""
+
+    def source_segment(self, node: ast.AST) -> str | None:
+        """The exact source text of a node, as :func:`ast.get_source_segment` gives it, from
+        the lines split once (that function splits the whole file on every call)."""
+        start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if start is None or end is None or col is None or end_col is None:
+            return None
+        if start == end:
+            return self._line(start - 1)[col:end_col].decode()
+        parts = [self._line(start - 1)[col:]]
+        parts.extend(self._line(i) for i in range(start, end - 1))
+        parts.append(self._line(end - 1)[:end_col])
+        return b"".join(parts).decode()
 
     def segment(self, node: ast.AST) -> str:
         """The source text of a node, on one line (for messages)."""
@@ -108,6 +124,7 @@ class Sources:
         self.max_bytes = max_bytes
         self._text: dict[str, str | Unreadable | None] = {}
         self._modules: dict[str, Module | Unreadable | None] = {}
+        self._parsed: dict[tuple[Callable[[str, str], object], str], object] = {}
         self._ahead: _ReadAhead | None = None
 
     def exists(self, path: str) -> bool:
@@ -165,6 +182,15 @@ class Sources:
         if path not in self._modules:
             self._modules[path] = self._parse(path)
         return self._modules[path]
+
+    def parsed(self, path: str, parse: Callable[[str, str], T]) -> T | Unreadable | None:
+        """``parse(path, text)`` of the file, worked out once for every reader that asks
+        (the pin groups and the CI index read the same workflows)."""
+        key = (parse, path)
+        if key not in self._parsed:
+            text = self.text(path)
+            self._parsed[key] = parse(path, text) if isinstance(text, str) else text
+        return cast("T | Unreadable | None", self._parsed[key])
 
     def release(self, path: str) -> None:
         """Drop a file's text and syntax tree once nothing needs them any more.

@@ -255,3 +255,19 @@ def test_a_configured_glob_naming_a_scheduled_workflow_selects_nothing(ci_repo: 
     assert _entry(report, PER_PR).reasons[0] == \
         "the ROCm environment changed: `docker/npu_patch/megatron.patch`"  # not the workflow
     assert [s.path for s in report.selected] == [PER_PR]
+
+
+def test_a_suite_is_named_where_the_whole_word_pattern_finds_it() -> None:
+    import itertools
+    import re
+
+    from bot.analysis.ci import _named
+
+    word = "stage-a-1"
+    pieces = ["", " ", "x", ".", "-", "é", "\n", word, "stage-a-10", "_stage-a-1"]
+    pattern = re.compile(rf"(?<![\w.-]){re.escape(word)}(?![\w.-])")
+    for parts in itertools.product(pieces, repeat=3):
+        text = "".join(parts)
+        for start, end in ((0, len(text)), (1, len(text)), (0, max(len(text) - 1, 0)), (2, len(text) - 2)):
+            expected = pattern.search(text, start, end) is not None
+            assert _named(text, word, start, end) == expected, (text, start, end)

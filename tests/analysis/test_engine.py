@@ -267,6 +267,15 @@ def test_a_config_file_that_is_not_utf8_is_cfg001_and_the_defaults_stand_in(git_
     assert problem.key == "(file)" and "not valid YAML" in problem.message
 
 
+def test_the_defaults_built_without_validation_are_the_validated_defaults() -> None:
+    from config.repo import RepoConfig, default_data
+
+    built, validated = defaults(), RepoConfig.model_validate(default_data())
+    assert built == validated
+    assert built.model_dump(mode="json") == validated.model_dump(mode="json")
+    assert built.markers is not defaults().markers  # a copy each time, as validating gave
+
+
 def test_label_and_nightly_changes_are_modifications() -> None:
     base = Marker("tests/test_a.py", 1, "register_rocm_ci", "rocm", 0, 60.0, "stage-a", ("moe",),
                   False, None, None)

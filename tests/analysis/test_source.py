@@ -52,6 +52,17 @@ def test_a_node_without_a_position_is_shown_unparsed() -> None:
     assert module.segment(comp) == "for f in ARGS"
 
 
+def test_a_source_segment_is_the_text_ast_gives_without_splitting_the_file_again() -> None:
+    text = 'x = ("é",\r\n     f"{a}" "b")\rY = """one\ntwo"""  # ü\nz = 1\n'
+    module = parse_python("t.py", text)
+    assert isinstance(module, Module)
+    nodes = [n for n in ast.walk(module.tree) if hasattr(n, "lineno")]
+    assert len(nodes) > 8
+    for node in nodes:
+        assert module.source_segment(node) == ast.get_source_segment(text, node)
+    assert module.source_segment(ast.comprehension(ast.Name("a"), ast.Name("b"), [], 0)) is None
+
+
 def test_read_ahead_keeps_only_requested_files_and_falls_back_when_the_stream_fails(tmp_path: Path) -> None:
     root = _folder(tmp_path, {"a.py": "first = 'disk'\n", "b.py": "second = 2\n", "c.py": "third = 3\n"})
     sources = Sources(_BrokenStream(root))
@@ -87,3 +98,17 @@ def test_parser_warnings_about_repository_code_are_silenced_and_no_others() -> N
         assert caught == []
         ast.parse('x = "\\d"', filename="elsewhere.py")
         assert [type(w.message) for w in caught] == [DeprecationWarning]
+
+
+def test_a_file_is_parsed_once_for_every_reader_and_a_missing_one_not_at_all(tmp_path: Path) -> None:
+    sources = Sources(FolderTree(_folder(tmp_path, {"w.yml": "on: push\n"})))
+    calls: list[str] = []
+
+    def parse(path: str, text: str) -> tuple[str, int]:
+        calls.append(path)
+        return path, len(text)
+
+    assert sources.parsed("w.yml", parse) == ("w.yml", 9)
+    assert sources.parsed("w.yml", parse) == ("w.yml", 9)
+    assert sources.parsed("gone.yml", parse) is None
+    assert calls == ["w.yml"]
