@@ -111,6 +111,8 @@ class RepoConfig(Model):
     exclude: list[str]
     python_roots: list[str] = Field(min_length=1)
     suites: dict[str, Suite]
+    harness: list[str] = Field(default_factory=list)
+    select_imports: bool = False
     select_nightly: bool
     select_external: bool = False
     environment: list[str]
