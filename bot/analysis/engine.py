@@ -202,7 +202,8 @@ def _scope(run: _Analysis, path: str, markers: list[Marker]) -> _Scope:
     if not scope.direct:
         loaded, candidates = run.head.graph.closure(path)
         scope.imports = sorted(p for p in candidates if p in changed)
-        scope.harness = [p for p in scope.imports if _support(run.head.config, p)]
+        scope.harness = [p for p in scope.imports
+                         if _support(run.head.config, p) or _launcher(run.head, p)]
         del loaded
     if any(m.backend == "rocm" for m in markers):  # the globs are in run.environment already
         scope.environment = sorted(p for p in changed if p in run.environment)
@@ -215,6 +216,16 @@ def _support(config: RepoConfig, path: str) -> bool:
     return config.select_imports or any(
         root == "." or path.startswith(f"{root}/") for root in config.test_roots
     ) or any(match(g, path) for g in config.harness)
+
+
+def _launcher(snapshot: Snapshot, path: str) -> bool:
+    """Whether a module defines a launch function (``launch.sinks``, ``launch.servers``):
+    the harness that runs every launch it is given (miles' ``command_utils.execute_train``)."""
+    names = [*snapshot.config.launch.sinks, *snapshot.config.launch.servers]
+    text = snapshot.sources.text(path)
+    return isinstance(text, str) and bool(names) and re.search(
+        r"^\s*(?:async\s+)?def\s+(?:" + "|".join(map(re.escape, names)) + r")\s*\(", text,
+        re.MULTILINE) is not None
 
 
 def _contributed(outcome: launch.LaunchOutcome) -> set[str]:

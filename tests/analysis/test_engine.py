@@ -398,3 +398,15 @@ def test_a_library_module_that_gives_a_launch_its_values_selects(
     entry = _entry(report, "tests/e2e/test_lib.py")
     assert (entry.change, entry.tier) == ("affected", "harness")
     assert [s.path for s in report.selected] == ["tests/e2e/test_lib.py"]
+
+
+def test_the_module_that_defines_the_launch_function_is_a_harness(
+        example: tuple[GitRepo, str]) -> None:
+    repo, _ = example
+    repo.write("miles/utils/runner.py", "def execute_train(train_args):\n    return 0\n")
+    base = _library(repo, "from miles.utils.runner import execute_train\nx = OTHER\n")
+    _replace(repo, "miles/utils/runner.py", "return 0", "return 1")
+    report = _run(repo, base, repo.commit())
+    entry = _entry(report, "tests/e2e/test_lib.py")
+    assert (entry.change, entry.tier) == ("affected", "harness")
+    assert entry.reasons[0] == "imports `miles/utils/runner.py`, which changed"
