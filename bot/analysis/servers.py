@@ -27,6 +27,7 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from bot.analysis.findings import Finding, Severity, finding, rule
 from bot.analysis.source import Module
@@ -95,13 +96,13 @@ class _Scopes:
     """Names bound exactly once, by plain assignment, per scope of a module."""
 
     def __init__(self, tree: ast.Module) -> None:
-        self.module = _bindings(tree.body)
-        self.parents: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
+        self.tree = tree
         self.classes: dict[ast.ClassDef, dict[str, ast.expr | None]] = {}
         self.functions: dict[ast.AST, dict[str, ast.expr | None]] = {}
+
+    @cached_property
+    def module(self) -> dict[str, ast.expr | None]:
+        return _bindings(self.tree.body)
 
     def bindings(self, scope: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
         found = self.functions.get(scope)
@@ -110,15 +111,31 @@ class _Scopes:
             self.functions[scope] = found
         return found
 
-    def chain(self, node: ast.AST) -> list[_Def]:
+    def ancestors(self, node: ast.expr) -> list[ast.AST]:
+        """The nodes that contain ``node``, innermost first (found by their source spans:
+        only a child that spans it, or one without a position, is searched)."""
+        start, end = (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)
+
+        def down(current: ast.AST) -> list[ast.AST] | None:
+            for child in ast.iter_child_nodes(current):
+                if child is node:
+                    return [current]
+                if isinstance(child, ast.stmt | ast.expr):
+                    first = (child.lineno, child.col_offset)
+                    last = (child.end_lineno or 0, child.end_col_offset or 0)
+                    if not (first <= start and end <= last):
+                        continue
+                found = down(child)
+                if found is not None:
+                    return [*found, current]
+            return None
+
+        return down(self.tree) or []
+
+    def chain(self, node: ast.expr) -> list[_Def]:
         """The enclosing functions and classes, innermost first."""
-        out: list[_Def] = []
-        current = self.parents.get(node)
-        while current is not None:
-            if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                out.append(current)
-            current = self.parents.get(current)
-        return out
+        return [n for n in self.ancestors(node)
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
 
     def attributes(self, cls: ast.ClassDef) -> dict[str, ast.expr | None]:
         """A class's attributes bound once: in its body, or as ``cls.x`` / ``self.x``."""
@@ -198,7 +215,7 @@ def _line(word: object, default: int) -> int:
 class _Reader:
     """Values of expressions at one call, from the names around it."""
 
-    def __init__(self, scopes: _Scopes, node: ast.AST, module: Module) -> None:
+    def __init__(self, scopes: _Scopes, node: ast.expr, module: Module) -> None:
         self.scopes = scopes
         self.module = module
         self.node = node
@@ -382,15 +399,15 @@ def _tail(func: ast.expr) -> str:
     return func.id if isinstance(func, ast.Name) else ""
 
 
-def _in_raises(scopes: _Scopes, node: ast.AST) -> bool:
-    current = scopes.parents.get(node)
-    while current is not None and not isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+def _in_raises(scopes: _Scopes, node: ast.expr) -> bool:
+    for current in scopes.ancestors(node):
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+            return False
         if isinstance(current, ast.With | ast.AsyncWith) and any(
                 isinstance(item.context_expr, ast.Call) and
                 _tail(item.context_expr.func) in ("assertRaises", "assertRaisesRegex", "raises")
                 for item in current.items):
             return True
-        current = scopes.parents.get(current)
     return False
 
 
@@ -432,7 +449,7 @@ def _exits(stmt: ast.stmt) -> bool:
         _tail(stmt.value.func) in ("skipTest", "skip")
 
 
-def _guard(scopes: _Scopes, node: ast.AST, backend: str) -> tuple[bool, str | None]:
+def _guard(scopes: _Scopes, node: ast.expr, backend: str) -> tuple[bool, str | None]:
     """Whether CI skips the launch at ``node``, or the unknown condition that decides it."""
     unknown = None
     for scope in scopes.chain(node):
@@ -457,13 +474,17 @@ def find(module: Module, backend: str, launchers: frozenset[str],
          keyword_forms: frozenset[str]) -> list[Server]:
     """Every server launch of a test module, in source order, that CI does not skip."""
     text = module.text
-    if _LAUNCH_SERVER not in text and not any(name in text for name in (*launchers, *keyword_forms)):
+    command = _LAUNCH_SERVER in text
+    if not command and not any(name in text for name in (*launchers, *keyword_forms)):
+        return []
+    names = launchers | keyword_forms
+    calls = [node for node in ast.walk(module.tree) if isinstance(node, ast.Call) and (
+        _tail(node.func) in names or (command and node.args))]
+    if not calls:
         return []
     scopes = _Scopes(module.tree)
     out: list[Server] = []
-    for node in ast.walk(module.tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in calls:
         server = _server(node, module, scopes, launchers, keyword_forms)
         if server is None:
             continue
