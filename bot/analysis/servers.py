@@ -32,13 +32,13 @@ from functools import cached_property
 from bot.analysis.findings import Finding, Severity, finding, rule
 from bot.analysis.source import Module
 
-# SGLang's spellings (its server_args: field names as flags, their aliases, and the short
-# forms its tests use) -> symbol
+# SGLang's spellings (python/sglang/srt/server_args.py: field names as flags, their aliases,
+# and the prefixes argparse accepts that its tests use, `--tp` and `--dp`) -> symbol
 SERVER_FLAGS: dict[str, str] = {
     "--tp": "tp", "--tp-size": "tp", "--tensor-parallel-size": "tp",
     "--dp": "dp", "--dp-size": "dp", "--data-parallel-size": "dp",
     "--ep": "ep", "--ep-size": "ep", "--expert-parallel-size": "ep",
-    "--pp": "pp", "--pp-size": "pp", "--pipeline-parallel-size": "pp",
+    "--pp-size": "pp", "--pipeline-parallel-size": "pp",  # (`--pp` is ambiguous there)
     "--nnodes": "nnodes",
     "--enable-dp-attention": "dp_attention",
 }
