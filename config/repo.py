@@ -69,6 +69,8 @@ class LaunchConfig(Model):
     platform_env: dict[str, dict[Backend, str | None]] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
     sinks: list[str] = Field(default_factory=lambda: ["execute_train"])
+    servers: list[str] = Field(default_factory=lambda: ["popen_launch_server"])
+    server_keywords: list[str] = Field(default_factory=lambda: ["Engine", "ServerArgs"])
     quiet_calls: list[str] = Field(default_factory=lambda: ["get_default_wandb_args"])
     max_steps: int = Field(default=200_000, ge=1_000, le=10_000_000)
     max_depth: int = Field(default=16, ge=1, le=64)
@@ -110,6 +112,8 @@ class RepoConfig(Model):
     exclude: list[str]
     python_roots: list[str] = Field(min_length=1)
     suites: dict[str, Suite]
+    harness: list[str] = Field(default_factory=list)
+    select_imports: bool = False
     select_nightly: bool
     select_external: bool = False
     environment: list[str]

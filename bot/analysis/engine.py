@@ -34,6 +34,7 @@ from config.repo import (
     CONFIG_PATHS,
     DEFAULT_SOURCE,
     LoadedConfig,
+    RepoConfig,
     default_data,
     defaults,
     parse_config,
@@ -73,6 +74,7 @@ class _Scope:
 
     direct: bool = False
     harness: list[str] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)  # every changed module it imports
     environment: list[str] = field(default_factory=list)
 
     @property
@@ -200,11 +202,42 @@ def _scope(run: _Analysis, path: str, markers: list[Marker]) -> _Scope:
     scope.direct = path in changed
     if not scope.direct:
         loaded, candidates = run.head.graph.closure(path)
-        scope.harness = sorted(p for p in candidates if p in changed)
+        scope.imports = sorted(p for p in candidates if p in changed)
+        scope.harness = [p for p in scope.imports
+                         if _support(run.head.config, p) or _launcher(run.head, p)]
         del loaded
     if any(m.backend == "rocm" for m in markers):  # the globs are in run.environment already
         scope.environment = sorted(p for p in changed if p in run.environment)
     return scope
+
+
+def _support(config: RepoConfig, path: str) -> bool:
+    """Whether a changed module a test imports affects it by itself: a test-support module
+    (under the test roots, or a `harness:` glob), or any module with `select_imports`."""
+    return config.select_imports or any(
+        root == "." or path.startswith(f"{root}/") for root in config.test_roots
+    ) or any(match(g, path) for g in config.harness)
+
+
+def _launcher(snapshot: Snapshot, path: str) -> bool:
+    """Whether a module defines a launch function (``launch.sinks``, ``launch.servers``):
+    the harness that runs every launch it is given (miles' ``command_utils.execute_train``)."""
+    names = [*snapshot.config.launch.sinks, *snapshot.config.launch.servers]
+    text = snapshot.sources.text(path)
+    return isinstance(text, str) and bool(names) and re.search(
+        r"^\s*(?:async\s+)?def\s+(?:" + "|".join(map(re.escape, names)) + r")\s*\(", text,
+        re.MULTILINE) is not None
+
+
+def _contributed(outcome: launch.LaunchOutcome) -> set[str]:
+    """The files that gave a launch its values: where each launch call is, where its flags
+    and unresolved words come from, and the files it read beyond the test's imports."""
+    out = set(outcome.files)
+    for item in outcome.launches:
+        out.add(item.path)
+        out.update(s.origin.path for s in item.settings.values() if s.origin is not None)
+        out.update(o.origin.path for o in item.opaque if o.origin is not None)
+    return out
 
 
 def _classify(
@@ -234,7 +267,8 @@ def _classify(
                 kinds.append(kind)
                 reasons.append(sentence)
         outcome = run.raw_launch(h)
-        extra = sorted(p for p in outcome.files if run.changed and p in run.changed)
+        extra = sorted(p for p in _contributed(outcome) if run.changed and p in run.changed
+                       and p != path)
         if extra:
             scope.harness = sorted({*scope.harness, *extra})
         if b is not None and scope.tier in ("direct", "harness"):
@@ -270,7 +304,7 @@ def _classify(
             run.findings.extend(run.marker_findings(h))
             run.findings.extend(outcome.findings)
             run.tables_for(h, outcome)
-    if not scope.direct and not scope.harness:  # nothing its launches read changed
+    if not (scope.direct or scope.harness or scope.imports):  # nothing its launches read changed
         run.same_at_base[path] = launch_findings
     return entries
 

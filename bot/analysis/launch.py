@@ -18,10 +18,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from bot.analysis import par
+from bot.analysis import par, servers
 from bot.analysis.cienv import ci_environment
 from bot.analysis.evaluate import ExternalCall, Footprint, Interpreter, Limits, RunResult
 from bot.analysis.findings import Finding, finding
@@ -404,7 +404,7 @@ def analyze_launch(snapshot: Snapshot, marker: Marker,
     the PR changed.
     """
     try:
-        return _analyze(snapshot, marker, base)
+        return _with_servers(snapshot, marker, _analyze(snapshot, marker, base))
     except Exception:  # a bug in the checker must not stop the rest of the analysis
         log.warning("launch resolution failed for %s", marker.path, exc_info=True)
         return LaunchOutcome(stopped=True)
@@ -499,6 +499,35 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
                    (stop is not None and (stop.guards or not launches)))
     return LaunchOutcome(signature, findings, files, table, tuple(launches), tuple(states),
                          stopped, skipped=tuple(skipped))
+
+
+# per snapshot: the server launches of a test file on a backend
+_SERVERS: Derived[dict[tuple[str, str], list[servers.Server]]] = Derived(lambda snapshot: {})
+
+
+def _with_servers(snapshot: Snapshot, marker: Marker, outcome: LaunchOutcome) -> LaunchOutcome:
+    """The outcome with the marker's SGLang server launches added (see
+    :mod:`bot.analysis.servers`)."""
+    settings = snapshot.config.launch
+    module = snapshot.sources.module(marker.path)
+    if not settings.enabled or not isinstance(module, Module):
+        return outcome
+    known = snapshot.derived(_SERVERS)
+    key = (marker.path, marker.backend)
+    found = known.get(key)
+    if found is None:
+        found = servers.find(module, marker.backend, frozenset(settings.servers),
+                             frozenset(settings.server_keywords))
+        known[key] = found
+    if not found:
+        return outcome
+    gpus = snapshot.config.suite_gpus(marker.suite) if marker.suite else None
+    checked = [servers.check(server, marker.path, gpus) for server in found]
+    states: list[LaunchState] = [c.state for c in checked]  # type: ignore[misc]
+    signature = (*(outcome.signature or ()), *(c.signature for c in checked))
+    return replace(outcome, signature=signature,
+                   findings=[*outcome.findings, *(f for c in checked for f in c.findings)],
+                   states=(*outcome.states, *states), no_launch=False)
 
 
 def _key(parsed: Parsed, guards: tuple[str, ...]) -> object:

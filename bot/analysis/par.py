@@ -247,11 +247,15 @@ rule("PAR003", "placement-exceeds-runner", Severity.ERROR,
      ## What it does
      Checks that the GPUs the launch asks Ray for fit the suite's runner: with `--colocate`,
      `max(W, R) <= G`; otherwise `W + R <= G` (`R` from `--rollout-num-gpus`). The actor's GPUs
-     per node default to 8 when `--actor-num-gpus-per-node` is not given.
+     per node default to 8 when `--actor-num-gpus-per-node` is not given. For an SGLang server
+     (`popen_launch_server(..., other_args=[...])`, `python -m sglang.launch_server`,
+     `sgl.Engine(tp_size=...)`), checks `tp x pp` (times `dp` only when DP attention is
+     explicitly off: SGLang may turn it on by itself) against the runner's GPUs.
 
      ## Why is this bad?
      There is no error message: the job waits for its placement group forever and the CI run
-     times out, holding the runner.
+     times out, holding the runner. A server that asks for more GPUs than the runner has fails
+     when it starts, after the test has waited for it.
 
      ## Example
      ```python
@@ -336,8 +340,9 @@ rule("PAR005", "sglang-ep-vs-tp", Severity.ERROR,
      """
      ## What it does
      Checks that the SGLang engine's tensor parallel size (the GPUs per engine in miles)
-     is a multiple of `--sglang-ep-size` (or `--sglang-expert-parallel-size`). An error when
-     the EP size is larger than the TP size, a warning otherwise.
+     is a multiple of `--sglang-ep-size` (or `--sglang-expert-parallel-size`), and for an SGLang
+     server its `--tp`/`--tp-size` against its `--ep`/`--ep-size` (or `tp_size`/`ep_size`).
+     An error when the EP size is larger than the TP size, a warning otherwise.
 
      ## Why is this bad?
      For block-quantized models SGLang stops with `tp_size T must be divisible by ep_size E`

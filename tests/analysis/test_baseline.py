@@ -132,7 +132,9 @@ LAUNCHES = {
     "tests/e2e/test_torchrun.py": 'register_rocm_ci(60, "stage-b-1-gpu-mi350")\n'
                                   'import subprocess\nsubprocess.run(["torchrun", "x.py"])\n',
     "tests/e2e/test_server.py": 'register_rocm_ci(60, "stage-b-1-gpu-mi350")\n'
-                                'popen_launch_server("m", "http://127.0.0.1", other_args=["--tp", "2"])\n',
+                                'launch_server_process("m", "http://127.0.0.1", other_args=["--tp", "2"])\n',
+    "tests/e2e/test_sglang.py": 'register_rocm_ci(60, "stage-b-1-gpu-mi350")\n'
+                                'popen_launch_server("m", "http://127.0.0.1", other_args=["--tp", "1"])\n',
 }
 
 
@@ -147,10 +149,11 @@ def test_each_gpu_marker_says_how_much_of_its_launch_was_checked(git_repo: GitRe
     assert states[("tests/e2e/test_torchrun.py", "rocm")] == (
         "none", ["launch: none, it starts `torchrun`, whose launch the rules do not model"])
     assert states[("tests/e2e/test_server.py", "rocm")][1][0].startswith("launch: none, a server test")
-    assert report.launch_counts() == {"checked": 3, "partial": 2, "unchecked": 2, "none": 2}
-    assert "launches checked: 3 of 7 (2 partly, 2 not at all); 2 GPU markers start no launch the " \
+    assert states[("tests/e2e/test_sglang.py", "rocm")] == ("checked", [])
+    assert report.launch_counts() == {"checked": 4, "partial": 2, "unchecked": 2, "none": 2}
+    assert "launches checked: 4 of 8 (2 partly, 2 not at all); 2 GPU markers start no launch the " \
            "rules model" in " ".join(text.render(report).split()).replace("Launches", "launches")
-    assert "Launches checked: 3 of 7" in markdown.render(report)
+    assert "Launches checked: 4 of 8" in markdown.render(report)
 
 
 def test_launch_checking_switched_off_leaves_launches_unchecked(git_repo: GitRepo) -> None:

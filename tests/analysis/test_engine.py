@@ -367,3 +367,55 @@ def test_a_change_that_can_reach_other_tests_is_analysed_in_full(
     with GitRepository(repo.root) as git:
         limited = analyze(git.tree(base), git.tree(head), full=False)
     assert {t.path for t in limited.tests} == {MOE, SHORT}
+
+
+LIBRARY = "miles/utils/sizes.py"
+
+
+def _library(repo: GitRepo, uses: str) -> str:
+    """A test importing a library module, which a later change edits."""
+    repo.write(LIBRARY, 'TP = "--tensor-model-parallel-size 1 "\nOTHER = 1\n')
+    repo.write("tests/e2e/test_lib.py", 'from miles.utils.sizes import TP, OTHER\n'
+               'register_rocm_ci(60, "stage-b-1-gpu-mi350")\n' + uses)
+    return repo.commit("library")
+
+
+def test_a_library_module_reached_only_by_imports_selects_nothing(
+        example: tuple[GitRepo, str]) -> None:
+    repo, _ = example
+    base = _library(repo, "x = OTHER\n")
+    _replace(repo, LIBRARY, "OTHER = 1", "OTHER = 2")
+    head = repo.commit()
+    report = _run(repo, base, head)
+    assert (_entry(report, "tests/e2e/test_lib.py").change, report.selected) == ("unchanged", [])
+    for number, config in enumerate(("select_imports: true\n", "harness: ['miles/utils/**']\n")):
+        repo.write(".github/rocmbot.yml", config)
+        with_config = repo.commit()
+        _replace(repo, LIBRARY, f"OTHER = {number + 2}", f"OTHER = {number + 3}")
+        report = _run(repo, with_config, repo.commit())
+        entry = _entry(report, "tests/e2e/test_lib.py")
+        assert (entry.change, entry.tier) == ("affected", "harness"), config
+        assert entry.reasons[0] == f"imports `{LIBRARY}`, which changed"
+
+
+def test_a_library_module_that_gives_a_launch_its_values_selects(
+        example: tuple[GitRepo, str]) -> None:
+    repo, _ = example
+    base = _library(repo, 'execute_train(train_args=TP + "--actor-num-gpus-per-node 1 ")\n')
+    _replace(repo, LIBRARY, "OTHER = 1", "OTHER = 2")  # a value the launch does not read
+    report = _run(repo, base, repo.commit())
+    entry = _entry(report, "tests/e2e/test_lib.py")
+    assert (entry.change, entry.tier) == ("affected", "harness")
+    assert [s.path for s in report.selected] == ["tests/e2e/test_lib.py"]
+
+
+def test_the_module_that_defines_the_launch_function_is_a_harness(
+        example: tuple[GitRepo, str]) -> None:
+    repo, _ = example
+    repo.write("miles/utils/runner.py", "def execute_train(train_args):\n    return 0\n")
+    base = _library(repo, "from miles.utils.runner import execute_train\nx = OTHER\n")
+    _replace(repo, "miles/utils/runner.py", "return 0", "return 1")
+    report = _run(repo, base, repo.commit())
+    entry = _entry(report, "tests/e2e/test_lib.py")
+    assert (entry.change, entry.tier) == ("affected", "harness")
+    assert entry.reasons[0] == "imports `miles/utils/runner.py`, which changed"

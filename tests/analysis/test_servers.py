@@ -1,0 +1,305 @@
+"""SGLang server launches read from a test's syntax, and the rules they meet."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from bot.analysis import launch, servers
+from bot.analysis.findings import Severity
+from bot.analysis.markers import Marker
+from bot.analysis.snapshot import Snapshot
+from bot.analysis.source import Module, parse_python
+from bot.analysis.tree import FolderTree
+from config.repo import defaults
+
+LAUNCHERS = frozenset({"popen_launch_server"})
+KEYWORDS = frozenset({"Engine", "ServerArgs"})
+
+
+def _module(text: str) -> Module:
+    module = parse_python("test/test_s.py", textwrap.dedent(text))
+    assert isinstance(module, Module)
+    return module
+
+
+def _find(text: str, backend: str = "rocm") -> list[servers.Server]:
+    return servers.find(_module(text), backend, LAUNCHERS, KEYWORDS)
+
+
+def _one(text: str, backend: str = "rocm") -> servers.Server:
+    found = _find(text, backend)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _settings(text: str) -> dict[str, object]:
+    return {k: (v.text if isinstance(v, servers.Unresolved) else v)
+            for k, v in _one(text).settings.items()}
+
+
+def test_a_file_without_a_server_word_is_not_parsed_further() -> None:
+    assert _find("x = 1\nprint(x)\n") == []
+    assert _find("popen_launch_server = None\n") == []  # the name, but no call
+
+
+def test_other_args_in_every_spelling_later_wins() -> None:
+    assert _settings("""
+        popen_launch_server(M, U, 60, None, ["--tp", "2", "--tp-size=4", "--dp-size", "2",
+                            "--expert-parallel-size", "2", "--pp-size", "1", "--nnodes", "1",
+                            "--enable-dp-attention", "--mem-fraction-static", "0.8"])
+    """) == {"tp": 4, "dp": 2, "ep": 2, "pp": 1, "nnodes": 1, "dp_attention": True}
+
+
+def test_values_from_names_classes_functions_and_expressions() -> None:
+    assert _settings("""
+        TP = 2
+        BASE = ["--tp", str(TP)]
+        class T(CustomTestCase):
+            dp = 2
+            @classmethod
+            def setUpClass(cls):
+                cls.ep = 2
+                pp = int("1")
+                args = BASE + [*["--dp", str(cls.dp)], f"--ep={cls.ep}", "--pp-size", str(pp)]
+                cls.p = popen_launch_server(M, U, other_args=args + ["--nnodes 1"])
+    """) == {"tp": 2, "dp": 2, "ep": 2, "pp": 1, "nnodes": 1}
+
+
+def test_what_the_syntax_does_not_decide_is_unresolved() -> None:
+    got = _settings("""
+        import os
+        X = 1
+        X = 2
+        def test(tp):
+            with open(F) as f:
+                pass
+            for i in range(2):
+                pass
+            n = 0
+            n += 1
+            other = [1.5]
+            popen_launch_server(M, U, other_args=[
+                "--tp", str(tp), "--dp", str(X), "--ep", f"{os.sep}", "--pp-size", str(f),
+                "--nnodes", str(n), "--tp-size", str(i), "--ep-size", f"{X!r}",
+            ] + other)
+    """)
+    assert got == {"tp": "str(i)", "dp": "str(X)", "ep": 'f"{X!r}"', "pp": "str(f)",
+                   "nnodes": "str(n)"}
+
+
+def test_odd_words_and_values() -> None:
+    got = _settings("""
+        popen_launch_server(M, U, other_args=["--tp", "two", "--dp", str(1.5), "--ep", int("x"),
+                            "--pp-size", str([1]), "--nnodes", str(True), 3, [1], "--tp-size"])
+    """)
+    assert got == {"tp": "two", "dp": "str(1.5)", "ep": 'int("x")', "pp": "str([1])",
+                   "nnodes": "str(True)"}
+    server = _one('popen_launch_server(M, U, other_args=["--log", UNKNOWN, 1.5, A + 1, [] + "x"])')
+    assert [u.text for u in server.opaque] == ["1.5", "A + 1", '[] + "x"']
+
+
+def test_an_unknown_word_may_set_any_size() -> None:
+    server = _one('popen_launch_server(M, U, other_args=["--tp", "2", *EXTRA])')
+    assert server.value("tp") == 2
+    assert isinstance(server.value("dp"), servers.Unresolved)
+    assert _one('popen_launch_server(M, U, other_args=ARGS)').opaque[0].text == "ARGS"
+    assert _one("popen_launch_server(M, U, **KW)").opaque
+    assert _one("popen_launch_server(*A)").opaque
+    assert _one('popen_launch_server(M, U, other_args="--tp 2 --dp 2")').settings == {"tp": 2, "dp": 2}
+    assert _one('popen_launch_server(M, U, other_args="--tp " + "2")').settings == {"tp": 2}
+    assert _one("popen_launch_server(M, U, other_args=7)").opaque
+    assert _one('popen_launch_server(M, U, other_args=["--a"] + 3)').opaque
+    assert _one("popen_launch_server(M, U)").value("dp_attention") is False
+
+
+def test_keyword_forms() -> None:
+    engine = _one("""
+        import sglang as sgl
+        def test():
+            sgl.Engine(model_path=M, tp_size=2, dp_size=X, enable_dp_attention=True, ep_size="2",
+                       nnodes=None, pp_size=True, mem_fraction_static=0.8)
+    """)
+    assert engine.takes_gpus and engine.settings["tp"] == 2 and engine.settings["dp_attention"] is True
+    assert {k for k, v in engine.settings.items() if isinstance(v, servers.Unresolved)} == {
+        "dp", "ep", "nnodes", "pp"}
+    assert _one("Engine(enable_dp_attention=1, **KW)").opaque
+    args = _one("ServerArgs(model_path=M, tp_size=8)")
+    assert not args.takes_gpus
+    assert _find("""
+        def test(self):
+            with self.assertRaises(AssertionError):
+                ServerArgs(tp_size=4, dp_size=3, enable_dp_attention=True)
+    """) == []
+    assert _find("""
+        def test(self):
+            with open(X):
+                ServerArgs(tp_size=4)
+    """) != []
+
+
+def test_command_lines() -> None:
+    server = _one("""
+        import subprocess
+        def test():
+            cmd = ["python3", "-m", "sglang.launch_server", "--tp", "2"]
+            subprocess.Popen(cmd)
+            subprocess.run("python -m sglang.launch_server --dp 2".split())
+            print("sglang.launch_server")
+            run(["sglang.launch_server", "--tp", "8"])
+    """)
+    assert server.settings == {"tp": 2} and server.form == "sglang.launch_server"
+    assert _one('os.system("python3 -m sglang.launch_server --tp 4 --dp=2")').settings == {
+        "tp": 4, "dp": 2}
+
+
+def test_ci_skips_and_unknown_guards() -> None:
+    source = """
+        import unittest
+        @unittest.skip("broken")
+        class A(CustomTestCase):
+            def test(self):
+                popen_launch_server(M, U, other_args=["--tp", "1"])
+        class B(CustomTestCase):
+            @unittest.skipIf(is_in_ci(), "slow")
+            def test(self):
+                popen_launch_server(M, U, other_args=["--tp", "2"])
+            @unittest.skipUnless(not is_in_ci(), "slow")
+            def test_b(self):
+                popen_launch_server(M, U, other_args=["--tp", "3"])
+            @skipIf(is_hip(), "CUDA only")
+            def test_c(self):
+                popen_launch_server(M, U, other_args=["--tp", "4"])
+            def test_d(self):
+                if is_in_amd_ci():
+                    self.skipTest("not on AMD")
+                popen_launch_server(M, U, other_args=["--tp", "5"])
+            def test_e(self):
+                if not is_in_ci():
+                    return
+                x = 1
+                if is_in_ci():
+                    print(x)
+                if is_in_ci():
+                    raise unittest.SkipTest("x")
+                popen_launch_server(M, U, other_args=["--tp", "6"])
+            @unittest.skipIf(get_device_sm() < 90, "old GPU")
+            @unittest.skip
+            def test_f(self):
+                popen_launch_server(M, U, other_args=["--tp", "7"])
+            @unittest.skipIf(True, "off")
+            def test_g(self):
+                popen_launch_server(M, U, other_args=["--tp", "8"])
+            @unittest.skipIf(get_device_sm() < 90, "old GPU")
+            @other(1)
+            @unittest.skipIf(False, "on")
+            @unittest.skipIf(not X, "unknown")
+            def test_h(self):
+                popen_launch_server(M, U, other_args=["--tp", "9"])
+            @staticmethod
+            def test_i():
+                popen_launch_server(M, U, other_args=["--tp", "10"])
+    """
+    on_rocm = _find(source, "rocm")
+    assert [(s.settings["tp"], s.guard) for s in on_rocm] == [(9, "get_device_sm() < 90"), (10, None)]
+    on_cuda = _find(source, "cuda")
+    assert [s.settings["tp"] for s in on_cuda] == [4, 5, 9, 10]
+
+
+def _check(text: str, gpus: int | None = 4) -> servers.Checked:
+    return servers.check(_one(text), "test/test_s.py", gpus)
+
+
+def test_placement_against_the_runner() -> None:
+    over = _check('popen_launch_server(M, U, other_args=["--tp", "4", "--pp-size", "2"])')
+    assert [(f.rule, f.severity) for f in over.findings] == [("PAR003", Severity.ERROR)]
+    assert "needs 8 GPUs (TP 4 x PP 2)" in over.findings[0].message and over.state == "checked"
+    dp = _check('Engine(tp_size=2, dp_size=4, enable_dp_attention=False)')
+    assert "TP 2 x PP 1 x DP 4" in dp.findings[0].message
+    # DP copies are not counted unless DP attention is explicitly off
+    assert _check('popen_launch_server(M, U, other_args=["--tp", "4", "--dp", "2"])').findings == []
+    assert _check('popen_launch_server(M, U, other_args=["--tp", "8"])', None).findings == []
+    assert _check('popen_launch_server(M, U, other_args=["--tp", "8", "--nnodes", "2"])').findings == []
+    assert _check('popen_launch_server(M, U, other_args=["--tp", "0"])').findings == []
+    assert _check("ServerArgs(tp_size=8)").findings == []
+
+
+def test_ep_and_dp_attention_constraints() -> None:
+    ep = _check('popen_launch_server(M, U, other_args=["--tp", "4", "--ep", "8"])', 8)
+    assert [(f.rule, f.severity) for f in ep.findings] == [("PAR005", Severity.ERROR)]
+    assert ep.findings[0].message == "tp_size 4 must be divisible by ep_size 8"
+    odd = _check('popen_launch_server(M, U, other_args=["--tp", "6", "--ep", "4"])', 8)
+    assert [(f.rule, f.severity) for f in odd.findings] == [("PAR005", Severity.WARNING)]
+    assert _check('Engine(tp_size=4, ep_size=4)').findings == []
+    attention = _check('Engine(tp_size=4, dp_size=3, enable_dp_attention=True)')
+    assert [f.rule for f in attention.findings] == ["PAR020"]
+    assert _check('Engine(tp_size=4, dp_size=0, enable_dp_attention=True)').findings[0].rule == "PAR020"
+    assert _check('Engine(tp_size=4, dp_size=2, enable_dp_attention=True)').findings == []
+    assert "DP attention" in servers.describe(_one('Engine(tp_size=4, enable_dp_attention=True)'))
+
+
+def test_unknown_values_leave_rules_unchecked() -> None:
+    partial = _check('popen_launch_server(M, U, other_args=["--tp", "2", "--ep", str(EP)])')
+    assert [f.rule for f in partial.findings] == ["PAR019"] and partial.state == "partial"
+    assert "`str(EP)`" in partial.findings[0].message and "PAR005" in partial.findings[0].message
+    unchecked = _check("popen_launch_server(M, U, other_args=ARGS)")
+    assert unchecked.state == "unchecked"
+    assert servers.describe(_one("popen_launch_server(M, U, other_args=ARGS)")).startswith("TP?")
+    flag = _check("Engine(tp_size=2, enable_dp_attention=X)")
+    assert flag.state == "partial"
+    guarded = servers.check(_one("""
+        @unittest.skipIf(X, "y")
+        def test():
+            Engine(tp_size=2)
+    """), "test/test_s.py", 4)
+    assert guarded.state == "unchecked" and "depends on `X`" in guarded.findings[0].message
+
+
+def test_deep_self_reference_stops() -> None:
+    server = _one("""
+        class T:
+            a = a
+            def test(self):
+                Engine(tp_size=self.a)
+    """)
+    assert isinstance(server.settings["tp"], servers.Unresolved)
+    assert isinstance(_one("def test():\n    Engine(tp_size=self.x)\n").settings["tp"],
+                      servers.Unresolved)
+
+
+def _outcome(root: Path, text: str, suite: str = "stage-b-test-1-gpu-small-amd",
+             **launch_config: object) -> launch.LaunchOutcome:
+    (root / "test").mkdir(parents=True, exist_ok=True)
+    (root / "test/test_s.py").write_text(textwrap.dedent(text))
+    config = defaults()
+    config = config.model_copy(update={"launch": config.launch.model_copy(update=launch_config)})
+    marker = Marker("test/test_s.py", 1, "register_amd_ci", "rocm", 0, 60.0, suite, (), False, None,
+                    None)
+    return launch.analyze_launch(Snapshot(FolderTree(root), config), marker)
+
+
+def test_a_server_test_is_checked_without_the_evaluator(tmp_path: Path) -> None:
+    outcome = _outcome(tmp_path, """
+        class T(CustomTestCase):
+            @classmethod
+            def setUpClass(cls):
+                cls.p = popen_launch_server(M, U, other_args=["--tp", "2"])
+    """)
+    assert not outcome.no_launch and outcome.state == "checked"
+    assert [f.rule for f in outcome.findings] == ["PAR003"]
+    assert outcome.signature is not None and ("tp", 2) in outcome.signature[0]
+    off = _outcome(tmp_path / "off", "popen_launch_server(M, U, other_args=['--tp', '2'])\n",
+                   enabled=False)
+    assert off.findings == [] and off.state is None
+    plain = _outcome(tmp_path / "plain", "def test():\n    assert 1\n")
+    assert plain.no_launch
+
+
+def test_servers_beside_a_training_launch(tmp_path: Path) -> None:
+    outcome = _outcome(tmp_path, """
+        execute_train(train_args="--actor-num-nodes 1 --actor-num-gpus-per-node 4 --colocate")
+        def test():
+            Engine(tp_size=2)
+    """, suite="stage-c-4-gpu-mi350")
+    assert outcome.states == ("checked", "checked") and outcome.findings == []
+    assert outcome.signature is not None and len(outcome.signature) == 2
