@@ -79,9 +79,11 @@ def find_check(gh: GitHubPort, repo: str, head: str, external_id: str) -> dict[s
     return None
 
 
-def ensure_check(gh: GitHubPort, effects: Effects, runs: DispatchStore, dispatch_id: str) -> None:
+def ensure_check(gh: GitHubPort, effects: Effects, runs: DispatchStore, dispatch_id: str,
+                 *, defer_to_live: float = 0.0) -> None:
     """Give an accepted dispatch its `rocmbot / rocm` check, once: whoever learns of the run
-    first (the dispatch, its `workflow_run` delivery, the sweeper) makes it."""
+    first (the dispatch, its `workflow_run` delivery, the sweeper) makes it. With
+    ``defer_to_live``, a check another attempt began making that recently is left to it."""
     record = runs.get(dispatch_id)
     if record is None or record.check_run_id is not None:
         return
@@ -94,7 +96,7 @@ def ensure_check(gh: GitHubPort, effects: Effects, runs: DispatchStore, dispatch
 
     check = effects.once(
         f"rocm-check:{dispatch_id}", "check_run", f"{repo}@{head}", create,
-        lambda: find_check(gh, repo, head, dispatch_id),
+        lambda: find_check(gh, repo, head, dispatch_id), defer_to_live=defer_to_live,
     )
     if isinstance(check, dict) and isinstance(check.get("id"), int):
         runs.update(dispatch_id, check_run_id=check["id"])

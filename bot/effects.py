@@ -45,11 +45,21 @@ class Effects:
         target: str,
         act: Callable[[], Any],
         reconcile: Callable[[], Any] | None = None,
+        *,
+        defer_to_live: float = 0.0,
     ) -> Any:
+        """Make the write ``act`` once under ``key``; None when it is left to another attempt.
+
+        An entry another attempt began less than ``defer_to_live`` seconds ago is left to it:
+        that attempt may be alive and mid-write, where reconciling finds nothing yet and a
+        second write would be a duplicate. If it died, the worker's sweep completes it."""
         entry = self.store.begin_effect(key, kind, target, self.delivery_id)
         if entry.status == "done" or (entry.status == "dry_run" and self.dry_run):
             log.info("effect already made", extra={"key": key, "delivery_id": self.delivery_id})
             return entry.result
+        if entry.status == "pending" and not entry.created and entry.age < defer_to_live:
+            log.info("effect in flight elsewhere", extra={"key": key, "delivery_id": self.delivery_id})
+            return None
         if entry.status == "dry_run":  # never sent: live, it is made now, as a pending write
             self.store.mark_effect(key, "pending", was="dry_run")
         elif not entry.created and reconcile is not None and not self.dry_run:

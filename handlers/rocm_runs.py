@@ -14,6 +14,8 @@ from bot.router import Router
 from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome
 from handlers.review import refresh_summary_runs
 
+IN_FLIGHT_SECONDS = 60.0  # a write begun this recently by another attempt may still be under way
+
 router = Router()
 log = logging.getLogger(__name__)
 
@@ -240,7 +242,9 @@ def track_workflow_run(event: Event, ctx: HandlerContext) -> None:
     store.update(
         dispatch_id, run_id=run.get("id"), run_url=run.get("html_url"), status=status, conclusion=conclusion
     )
-    ensure_check(ctx.github, ctx.effects(), store, dispatch_id)  # a run whose dispatch died unseen
+    # a run whose dispatch died unseen; one whose dispatch is still making its check (the run's
+    # first delivery often arrives meanwhile) is left to it: a second check would be a duplicate
+    ensure_check(ctx.github, ctx.effects(), store, dispatch_id, defer_to_live=IN_FLIGHT_SECONDS)
     record = store.get(dispatch_id)
     assert record is not None
     if status == "completed" and record.run_id is not None:

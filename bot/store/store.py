@@ -121,6 +121,7 @@ class Effect:
     status: str  # pending | done | dry_run (recorded, not sent) | retried (its delivery queued again)
     result: Any
     created: bool  # this call wrote the entry
+    age: float = 0.0  # seconds since the entry was last written
 
 
 def backoff_seconds(attempt: int, base: float, cap: float, rng: random.Random | None = None) -> float:
@@ -553,7 +554,8 @@ class Store:
             row = conn.execute(select(effects).where(effects.c.key == key)).one()
         m = row._mapping
         result = json.loads(m["result"]) if m["result"] else None
-        return Effect(key, m["kind"], m["target"], m["status"], result, created)
+        return Effect(key, m["kind"], m["target"], m["status"], result, created,
+                      max(0.0, now - float(m["updated_at"] or now)))
 
     def finish_effect(self, key: str, result: Any, status: str = "done") -> None:
         """``status``: ``done``, or ``dry_run`` for a write recorded and not sent."""

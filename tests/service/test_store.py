@@ -12,6 +12,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.effects import Effects
 from bot.store.dispatch import DispatchStore, JobOutcome
 from bot.store.schema import deliveries, metadata, pr_leases
 from bot.store.store import Store, StoreError, backoff_seconds, normalise_url
@@ -193,6 +194,29 @@ def test_effects_are_recorded_before_they_are_made(store: Store) -> None:
     assert (done.created, done.status, done.result) == (False, "done", {"id": 5})
     assert [e.key for e in store.effects("comment")] == ["comment:octo/miles#1"]
     assert store.effects("dispatch") == []
+
+
+def test_a_write_another_live_attempt_began_is_left_to_it(store: Store) -> None:
+    """Two deliveries learn of one run at once (the dispatch and the run's first webhook): the
+    second finds the first's entry pending, and its reconcile finds nothing yet because the
+    first is mid-write. With ``defer_to_live`` it leaves the write to the first instead of
+    making a duplicate; once the entry is older than that, it reconciles and makes it."""
+    made: list[str] = []
+
+    def write() -> dict[str, int]:
+        made.append("x")
+        return {"id": 1}
+
+    store.begin_effect("rocm-check:d1", "check_run", "octo/miles@abc", "first")  # mid-write
+    second = Effects(store, None, dry_run=False, delivery_id="second")
+    second.dry_run = False  # no port is needed: ``write`` stands for GitHub's
+    assert second.once("rocm-check:d1", "check_run", "octo/miles@abc", write, lambda: None,
+                       defer_to_live=60.0) is None
+    assert made == [] and store.begin_effect("rocm-check:d1", "check_run", "t").status == "pending"
+    second.once("rocm-check:d1", "check_run", "octo/miles@abc", write, lambda: None,
+                defer_to_live=0.0)  # the other attempt is taken to be dead
+    assert made == ["x"] and store.begin_effect("rocm-check:d1", "check_run", "t").status == "done"
+    assert store.begin_effect("rocm-check:d1", "check_run", "t").age >= 0.0
 
 
 def test_readiness_names_the_missing_migration(tmp_path: object) -> None:
