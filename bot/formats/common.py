@@ -91,9 +91,6 @@ def verdict_icon(report: Report) -> str:
     return ICON[Severity.WARNING] if found else "✅"
 
 
-headline = verdict  # the name the text format knows it by
-
-
 def launches(report: Report) -> str | None:
     """How many GPU markers' launches were checked: "launches checked: 96 of 104 (5 partly,
     3 not at all); 12 GPU markers start no launch the rules model"."""

@@ -8,7 +8,7 @@ import textwrap
 
 from bot.analysis.findings import Finding, Severity
 from bot.analysis.report import Report, Table, TestEntry
-from bot.formats.common import gpu_minutes, headline, launches, minutes, pre_existing, short
+from bot.formats.common import gpu_minutes, launches, minutes, pre_existing, short, verdict
 
 WIDTH = 100
 _COLOURS = {Severity.ERROR: "1;31", Severity.WARNING: "1;33", Severity.INFO: "1;36"}
@@ -99,7 +99,7 @@ def _details(report: Report, in_scope: list[TestEntry]) -> list[str]:
 def _summary(report: Report, in_scope: list[TestEntry], hidden: bool) -> str:
     markers = f"{len(report.tests)} marker{'s' if len(report.tests) != 1 else ''}"
     if report.mode == "analyze":
-        text = (f"rocmbot analyze {short(report.base)}..{short(report.head)}: {headline(report)}. "
+        text = (f"rocmbot analyze {short(report.base)}..{short(report.head)}: {verdict(report)}. "
                 f"{markers}, {len(in_scope)} changed or affected.")
         if report.selected:
             text += (f" ROCm runs to dispatch: {len(report.selected)} "
@@ -107,7 +107,7 @@ def _summary(report: Report, in_scope: list[TestEntry], hidden: bool) -> str:
         else:
             text += " ROCm runs to dispatch: none."
     else:
-        text = f"rocmbot audit {short(report.head)}: {headline(report)}. {markers}."
+        text = f"rocmbot audit {short(report.head)}: {verdict(report)}. {markers}."
     checked = launches(report)
     if checked:
         text += f" {checked[0].upper()}{checked[1:]}."
