@@ -40,7 +40,7 @@ from pathlib import Path
 from bot.analysis.engine import analyze, audit
 from bot.analysis.parallel import default_jobs
 from bot.analysis.tree import GitRepository, GitTree
-from bot.example import DOCKERFILE, HARNESS, MODEL, WORKFLOW
+from bot.cli.example import DOCKERFILE, HARNESS, MODEL, WORKFLOW
 from config.repo import LoadedConfig, parse_config
 
 TEST = '''\

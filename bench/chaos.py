@@ -49,16 +49,16 @@ import httpx
 from pydantic import SecretStr
 from sqlalchemy import select, text
 
-from bot.example import BASE_FILES, TEST_TEMPLATE
-from bot.ghsim import Simulator, serve_simulator
-from bot.ghsim.faults import RateLimiter
-from bot.ghsim.state import HookDelivery, PullRequest, Repository, Review
-from bot.publish import CHECK_NAME, SUMMARY_MARKER, SummaryState
-from bot.reconcile import AppDeliveries, reconcile
+from bot.cli.example import BASE_FILES, TEST_TEMPLATE
+from bot.github.publish import CHECK_NAME, SUMMARY_MARKER, SummaryState
+from bot.service.reconcile import AppDeliveries, reconcile
 from bot.store.dispatch import ACTIVE
 from bot.store.schema import dispatches
 from bot.store.store import Store
 from config.settings import Settings
+from ghsim import Simulator, serve_simulator
+from ghsim.faults import RateLimiter
+from ghsim.state import HookDelivery, PullRequest, Repository, Review
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "chaos.json"

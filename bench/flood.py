@@ -30,7 +30,7 @@ from pathlib import Path
 
 import httpx
 
-from bot.webhooks import sign
+from bot.service.webhooks import sign
 
 SECRET = b"bench-secret"
 PIECE = 64 * 1024

@@ -26,7 +26,7 @@ from typing import Any
 
 from github import Auth, Github
 
-from bot.example import HARNESS, MODEL, TEST_TEMPLATE
+from bot.cli.example import HARNESS, MODEL, TEST_TEMPLATE
 from tests.e2e.conftest import World, make_world
 
 TOTAL_TESTS = 200

@@ -22,7 +22,7 @@ from typing import Any
 
 from bot.analysis.engine import analyze
 from bot.analysis.tree import GitRepository
-from bot.example import DOCKERFILE, HARNESS, MODEL, WORKFLOW
+from bot.cli.example import DOCKERFILE, HARNESS, MODEL, WORKFLOW
 
 TEST = """\
 from tests.e2e.group{g}._common import CaseConfig, execute, prepare

@@ -19,9 +19,9 @@ from pathlib import Path
 from github import GithubException
 from pydantic import SecretStr
 
-from bot.gh_adapter import GitHubApp
-from bot.ghsim import serve_simulator
+from bot.github.adapter import GitHubApp
 from config.settings import Settings
+from ghsim import serve_simulator
 
 
 def main() -> None:

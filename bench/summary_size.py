@@ -19,8 +19,8 @@ from pathlib import Path
 from bot.analysis.engine import analyze
 from bot.analysis.report import Report
 from bot.analysis.tree import GitRepository
-from bot.demo import build_example
-from bot.publish import SummaryState, check_output, summary_body
+from bot.cli.demo import build_example
+from bot.github.publish import SummaryState, check_output, summary_body
 from tests.formats import big_pr
 
 

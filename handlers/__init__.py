@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.router import Router
+from bot.service.router import Router
 
 
 def build_router() -> Router:

@@ -6,14 +6,14 @@ import hashlib
 import logging
 from datetime import datetime
 
-from bot.authz import who_may
-from bot.commands import VALID, Command, parse
-from bot.context import HandlerContext
-from bot.dispatcher import Refusal, minutes
-from bot.events import Event
 from bot.formats.escape import code
-from bot.rocm import RocmRuns
-from bot.router import Router
+from bot.rocm.authz import who_may
+from bot.rocm.commands import VALID, Command, parse
+from bot.rocm.dispatch import Refusal, minutes
+from bot.rocm.runs import RocmRuns
+from bot.service.context import HandlerContext
+from bot.service.events import Event
+from bot.service.router import Router
 from handlers.review import refresh_summary_runs
 
 router = Router()

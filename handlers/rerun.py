@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from bot.context import HandlerContext
-from bot.dispatcher import ROCM_CHECK, Refusal
-from bot.events import Event
-from bot.publish import CHECK_NAME
-from bot.rocm import RocmRuns
-from bot.router import Router
+from bot.github.publish import CHECK_NAME
+from bot.rocm.dispatch import ROCM_CHECK, Refusal
+from bot.rocm.runs import RocmRuns
+from bot.service.context import HandlerContext
+from bot.service.events import Event
+from bot.service.router import Router
 from bot.store.dispatch import DispatchStore, SelectedTest
 from handlers.review import analyse
 

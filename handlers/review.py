@@ -8,14 +8,11 @@ from collections.abc import Callable
 
 from bot.analysis.engine import analyze
 from bot.analysis.tree import match
-from bot.context import HandlerContext
-from bot.events import Event
 from bot.formats.markdown import Run
-from bot.ghtree import GitHubTree, likely_reads, read_together
-from bot.policy import from_files as policy_from
-from bot.policy import requests as policy_requests
-from bot.port import InlineComment, PullRequest
-from bot.publish import (
+from bot.github.policy import from_files as policy_from
+from bot.github.policy import requests as policy_requests
+from bot.github.port import InlineComment, PullRequest
+from bot.github.publish import (
     CHECK_NAME,
     SummaryState,
     check_annotations,
@@ -26,7 +23,10 @@ from bot.publish import (
     summary_body,
     with_runs,
 )
-from bot.router import Router
+from bot.github.tree import GitHubTree, likely_reads, read_together
+from bot.service.context import HandlerContext
+from bot.service.events import Event
+from bot.service.router import Router
 from bot.store.dispatch import DispatchStore, SelectedTest
 from config.repo import LoadedConfig, defaults
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from bot.context import HandlerContext
-from bot.dispatcher import APPROVE_ACTION, Dispatcher, Refusal, ensure_check, job_target
-from bot.events import Event
-from bot.port import WorkflowJob
-from bot.rocm import RocmRuns
-from bot.router import Router
+from bot.github.port import WorkflowJob
+from bot.rocm.dispatch import APPROVE_ACTION, Dispatcher, Refusal, ensure_check, job_target
+from bot.rocm.runs import RocmRuns
+from bot.service.context import HandlerContext
+from bot.service.events import Event
+from bot.service.router import Router
 from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome
 from handlers.review import refresh_summary_runs
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from bot.cli import main
-from bot.demo import build_example
+from bot.cli.demo import build_example
 from tests.gitrepo import GitRepo
 
 

@@ -11,12 +11,12 @@ import pytest
 from github import GithubException
 from pydantic import SecretStr
 
-from bot.deadline import DeadlineError, RetryLaterError, deadline_in
-from bot.gh_adapter import GitHubApp, PyGithubPort, _graphql_pr, _split, rate_limit_wait
-from bot.ghsim import Simulator, serve_simulator
-from bot.ghsim.state import PullRequest, Repository
-from bot.port import BlobRequest
+from bot.github.adapter import GitHubApp, PyGithubPort, _graphql_pr, _split, rate_limit_wait
+from bot.github.port import BlobRequest
+from bot.service.deadline import DeadlineError, RetryLaterError, deadline_in
 from config.settings import Settings
+from ghsim import Simulator, serve_simulator
+from ghsim.state import PullRequest, Repository
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def test_a_secondary_rate_limit_is_waited_out_as_long_as_retry_after_says(
         sim: Simulator, seeded: Seeded, caplog: pytest.LogCaptureFixture) -> None:
     port, repo, pull = seeded
     sim.faults.secondary_rate_limit(retry_after=2, times=1, method="POST", path="*/comments")
-    with caplog.at_level(logging.INFO, logger="bot.gh_adapter"), deadline_in(60):
+    with caplog.at_level(logging.INFO, logger="bot.github.adapter"), deadline_in(60):
         port.create_comment("octo/miles", pull.number, "hello")
     assert [c.status for c in sim.state.find_calls("POST", "*/comments")] == [403, 201]
     assert [c.body for c in sim.state.comments_on(repo, pull.number)] == ["hello"]

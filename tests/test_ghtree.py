@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from bot.analysis.tree import git_blob_id
-from bot.ghtree import GitHubTree, likely_reads, read_together
-from bot.port import Batch, BlobRequest, ChangedFile, PullRequest
+from bot.github.port import Batch, BlobRequest, ChangedFile, PullRequest
+from bot.github.tree import GitHubTree, likely_reads, read_together
 
 HEAD = {
     "tests/__init__.py": b"",

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 
 from bot.cli import build_parser
-from bot.sandbox import REPO, TEST, run_sandbox, sandbox
+from bot.cli.sandbox import REPO, TEST, run_sandbox, sandbox
 
 
 def test_the_example_pr_is_analysed_and_what_was_posted_is_readable_without_a_token(tmp_path: Path) -> None:

@@ -105,7 +105,7 @@ def _table(table: Table, limit: int) -> list[str]:
 
 def runs_section(runs: Sequence[Run], rows: int = SHORT_ROWS) -> str:
     """The runs dispatched for the head, with their status, between the lines that let a
-    later dispatch or a run's end replace them (`bot.publish.with_runs`)."""
+    later dispatch or a run's end replace them (`bot.github.publish.with_runs`)."""
     lines = [RUNS_START, "", f"**ROCm runs for this head** ({len(runs)})", ""]
     lines.extend(grid(["Suite", "Tests", "Status"], [
         [code(r.suite), ", ".join(code(t) for t in r.tests),

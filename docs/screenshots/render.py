@@ -17,8 +17,8 @@ import cmarkgfm  # type: ignore[import-untyped]
 from bot.analysis.engine import analyze
 from bot.analysis.report import Report
 from bot.analysis.tree import GitRepository
-from bot.demo import build_example
-from bot.publish import CHECK_NAME, SummaryState, check_output, conclusion, summary_body
+from bot.cli.demo import build_example
+from bot.github.publish import CHECK_NAME, SummaryState, check_output, conclusion, summary_body
 from tests.formats import big_pr
 
 PAGE = """<!doctype html>

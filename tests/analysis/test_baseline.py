@@ -10,7 +10,7 @@ import pytest
 from bot.analysis.engine import DISABLED_PREFIX, analyze, audit
 from bot.analysis.tree import GitRepository
 from bot.cli import main
-from bot.example import BASE_FILES, TEST_TEMPLATE
+from bot.cli.example import BASE_FILES, TEST_TEMPLATE
 from bot.formats import markdown, text
 from tests.analysis.test_engine import _entry, _run
 from tests.gitrepo import GitRepo

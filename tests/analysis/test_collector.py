@@ -11,7 +11,7 @@ import pytest
 from bot.analysis import engine
 from bot.analysis.collector import COLLECT_EVERY, paused
 from bot.analysis.tree import FolderTree
-from bot.example import BASE_FILES
+from bot.cli.example import BASE_FILES
 from config.repo import LoadedConfig
 
 

@@ -15,7 +15,7 @@ from bot.analysis.markers import Marker
 from bot.analysis.report import Report, TestEntry
 from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.tree import FolderTree, GitRepository
-from bot.example import BASE_FILES
+from bot.cli.example import BASE_FILES
 from config.repo import defaults
 from tests.gitrepo import GitRepo
 

@@ -11,7 +11,7 @@ import pytest
 from bot.analysis import parallel
 from bot.analysis.engine import audit
 from bot.analysis.tree import FolderTree, GitRepository
-from bot.example import BASE_FILES, TEST_TEMPLATE
+from bot.cli.example import BASE_FILES, TEST_TEMPLATE
 from bot.formats import FORMATS
 from tests.gitrepo import GitRepo
 

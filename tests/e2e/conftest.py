@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from bot.app import create_app
-from bot.example import BASE_FILES
-from bot.ghsim import Simulator, serve_simulator
-from bot.ghsim.state import PullRequest, Repository
+from bot.cli.example import BASE_FILES
+from bot.service.app import create_app
 from bot.store.store import Store
 from config.settings import Settings
+from ghsim import Simulator, serve_simulator
+from ghsim.state import PullRequest, Repository
 from tests.service.server import serving
 
 SECRET = "e2e-secret"

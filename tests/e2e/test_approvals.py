@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.ghsim.state import PullRequest, Review
+from ghsim.state import PullRequest, Review
 from tests.e2e.conftest import TEMPLATE, World, make_world
 from tests.e2e.test_dispatch import GOOD, MOE, WORKFLOW, _comment, _opened, _replies, _runs
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.ghsim.state import PullRequest
 from bot.store.dispatch import DispatchStore
+from ghsim.state import PullRequest
 from tests.e2e.conftest import TEMPLATE, World, make_world
 from tests.e2e.test_dispatch import GOOD, MOE, WORKFLOW, _runs
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.example import TEST_TEMPLATE
-from bot.publish import SUMMARY_MARKER, SummaryState
+from bot.cli.example import TEST_TEMPLATE
+from bot.github.publish import SUMMARY_MARKER, SummaryState
 from tests.e2e.conftest import TEMPLATE, World, make_world
 
 MOE = "tests/e2e/megatron/test_qwen35_moe.py"

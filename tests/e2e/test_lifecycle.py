@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bot.ghsim.state import PullRequest
+from ghsim.state import PullRequest
 from tests.e2e.conftest import TEMPLATE, World, make_world
 from tests.e2e.test_dispatch import GOOD, MOE, WORKFLOW, _opened, _runs
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.example import TEST_TEMPLATE
-from bot.publish import SUMMARY_MARKER
+from bot.cli.example import TEST_TEMPLATE
+from bot.github.publish import SUMMARY_MARKER
 from tests.e2e.conftest import World
 
 MOE = "tests/e2e/megatron/test_qwen35_moe.py"

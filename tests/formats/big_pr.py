@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from bot.example import HARNESS, MODEL
+from bot.cli.example import HARNESS, MODEL
 
 TESTS = 40
 REENABLED = (1, 2, 3, 5)

@@ -15,7 +15,7 @@ from bot.analysis.engine import analyze
 from bot.analysis.findings import Finding, Severity, finding
 from bot.analysis.report import Report, Selected, Table, TestEntry
 from bot.analysis.tree import GitRepository
-from bot.demo import build_example
+from bot.cli.demo import build_example
 from bot.formats import FORMATS, github_actions, markdown, sarif, text
 from bot.formats.escape import cell, code, html_prose, inline, prose
 

@@ -17,8 +17,15 @@ from bot.analysis.findings import finding
 from bot.analysis.report import Report, Selected, Table, TestEntry
 from bot.analysis.tree import GitRepository
 from bot.cli import main
-from bot.demo import build_example
-from bot.publish import MAX_COMMENT, STATE_PREFIX, SUMMARY_MARKER, SummaryState, check_output, summary_body
+from bot.cli.demo import build_example
+from bot.github.publish import (
+    MAX_COMMENT,
+    STATE_PREFIX,
+    SUMMARY_MARKER,
+    SummaryState,
+    check_output,
+    summary_body,
+)
 from tests.formats import big_pr
 
 OPEN_BUDGET = 8_000  # what shows before the first `<details>`

@@ -12,8 +12,8 @@ import pytest
 from github import Auth
 from github.GithubRetry import GithubRetry
 
-from bot.ghsim import Simulator, SimulatorState, serve_simulator
-from bot.ghsim.state import Installation, PullRequest, Repository
+from ghsim import Simulator, SimulatorState, serve_simulator
+from ghsim.state import Installation, PullRequest, Repository
 
 WORKFLOW = """\
 name: ROCm targeted tests

@@ -8,7 +8,7 @@ import github
 import httpx
 import pytest
 
-from bot.ghsim import Simulator
+from ghsim import Simulator
 from tests.ghsim.conftest import World
 
 

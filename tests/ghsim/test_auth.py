@@ -9,8 +9,8 @@ import httpx
 import pytest
 from github import Auth
 
-from bot.ghsim import Simulator
-from bot.ghsim.state import utcnow
+from ghsim import Simulator
+from ghsim.state import utcnow
 from tests.ghsim.conftest import World, app_auth, app_jwt, client
 
 

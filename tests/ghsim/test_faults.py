@@ -11,7 +11,7 @@ import httpx
 import pytest
 from github.GithubRetry import GithubRetry
 
-from bot.ghsim import Simulator
+from ghsim import Simulator
 from tests.ghsim.conftest import World, client
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import github
 import httpx
 
-from bot.ghsim import Simulator
+from ghsim import Simulator
 from tests.ghsim.conftest import World
 
 BLOB = "... on Blob { text isTruncated byteSize oid }"

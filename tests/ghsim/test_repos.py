@@ -8,8 +8,8 @@ import github
 import httpx
 import pytest
 
-from bot.ghsim import Simulator, serve_simulator
-from bot.ghsim.state import SimulatorState
+from ghsim import Simulator, serve_simulator
+from ghsim.state import SimulatorState
 from tests.ghsim.conftest import World, client
 from tests.gitrepo import GitRepo
 

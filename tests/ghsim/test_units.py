@@ -7,11 +7,11 @@ import json
 import subprocess
 import sys
 
-from bot.ghsim.diff import diff_commits
-from bot.ghsim.objects import ObjectStore, blob_sha
-from bot.ghsim.openapi import regenerate as openapi_regenerate
-from bot.ghsim.spec import SPEC_PATH, load_spec
-from bot.ghsim.webhooks import regenerate as webhooks_regenerate
+from ghsim.diff import diff_commits
+from ghsim.objects import ObjectStore, blob_sha
+from ghsim.openapi import regenerate as openapi_regenerate
+from ghsim.spec import SPEC_PATH, load_spec
+from ghsim.webhooks import regenerate as webhooks_regenerate
 from tests.gitrepo import GitRepo
 
 
@@ -101,7 +101,7 @@ def test_vendored_files_are_small_and_licensed() -> None:
 
 def test_the_analysis_command_path_does_not_import_the_simulator() -> None:
     code = (
-        "import sys, bot.cli; print(sorted(m for m in sys.modules if m.startswith(('bot.ghsim', 'fastapi'))))"
+        "import sys, bot.cli; print(sorted(m for m in sys.modules if m.startswith(('ghsim', 'fastapi'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from bot.ghsim import Simulator
-from bot.ghsim.endpoints import HANDLERS
-from bot.ghsim.openapi.regenerate import OPERATIONS
-from bot.ghsim.spec import load_spec
+from ghsim import Simulator
+from ghsim.endpoints import HANDLERS
+from ghsim.openapi.regenerate import OPERATIONS
+from ghsim.spec import load_spec
 from tests.ghsim.conftest import World
 
 

@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.ghsim import Simulator, sign, validate_payload
-from bot.ghsim.state import CheckRun, Review, WorkflowRun
-from bot.ghsim.webhooks import encode, example, record_delivery, webhook_headers
-from bot.ghsim.webhooks.payloads import _examples
+from ghsim import Simulator, sign, validate_payload
+from ghsim.state import CheckRun, Review, WorkflowRun
+from ghsim.webhooks import encode, example, record_delivery, webhook_headers
+from ghsim.webhooks.payloads import _examples
 from tests.ghsim.conftest import World, app_jwt
 
 SECRET = "It's a Secret to Everybody"

@@ -7,7 +7,7 @@ from typing import Any
 import github
 import pytest
 
-from bot.ghsim import Simulator
+from ghsim import Simulator
 from tests.ghsim.conftest import World
 
 SHORT = "tests/e2e/test_short.py"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.ci_run import run
 from bot.cli import main
-from bot.commands import parse
-from bot.dispatcher import workflow_problem
+from bot.cli.ci_run import run
+from bot.rocm.commands import parse
+from bot.rocm.dispatch import workflow_problem
 
 TEMPLATE = Path(__file__).parents[2] / "config" / "workflows" / "rocm-targeted.yml"
 

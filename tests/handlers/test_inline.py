@@ -9,7 +9,14 @@ from bot.analysis import par  # noqa: F401  (it catalogues the PAR rules)
 from bot.analysis.findings import Finding, finding, fingerprints
 from bot.analysis.report import Report, Selected
 from bot.formats import markdown
-from bot.publish import SummaryState, diff_anchors, diff_lines, inline_comments, summary_body, with_runs
+from bot.github.publish import (
+    SummaryState,
+    diff_anchors,
+    diff_lines,
+    inline_comments,
+    summary_body,
+    with_runs,
+)
 from tests.formats.test_rendered import check_rendered
 
 PATCH = """\

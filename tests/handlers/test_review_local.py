@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from bot import publish
 from bot.analysis.findings import finding
 from bot.analysis.report import Report
-from bot.context import HandlerContext
-from bot.demo import build_example
-from bot.effects import REVIEW_MARKER, Effects
-from bot.events import Event
-from bot.local_port import LocalPort
-from bot.port import CheckRun
-from bot.publish import SUMMARY_MARKER, SummaryState
+from bot.cli.demo import build_example
+from bot.github import publish
+from bot.github.effects import REVIEW_MARKER, Effects
+from bot.github.local import LocalPort
+from bot.github.port import CheckRun
+from bot.github.publish import SUMMARY_MARKER, SummaryState
+from bot.service.context import HandlerContext
+from bot.service.events import Event
 from bot.store.store import Store
 from config.settings import Settings
 from handlers.review import review_pull_request

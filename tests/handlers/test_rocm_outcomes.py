@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.dispatcher import Dispatcher, job_target, outcome_lines, tally
-from bot.port import WorkflowJob
+from bot.github.port import WorkflowJob
+from bot.rocm.dispatch import Dispatcher, job_target, outcome_lines, tally
 from bot.store.dispatch import Dispatch, JobOutcome
 from handlers.rocm_runs import _job_of, _record_job, _seconds
 

@@ -17,7 +17,7 @@ from html.parser import HTMLParser
 import cmarkgfm  # type: ignore[import-untyped]
 from cmarkgfm.cmark import Options  # type: ignore[import-untyped]
 
-from bot.publish import STATE_PREFIX, STATE_SUFFIX
+from bot.github.publish import STATE_PREFIX, STATE_SUFFIX
 
 # Tags rocmbot's own templates produce; a link (`a`) or an image (`img`) is never one of them.
 OURS = frozenset({

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from bot.example import TEST_TEMPLATE
-from bot.ghsim.state import PullRequest
+from bot.cli.example import TEST_TEMPLATE
+from ghsim.state import PullRequest
 from tests.e2e.conftest import TEMPLATE, World, make_world
 from tests.security.markup import problems
 

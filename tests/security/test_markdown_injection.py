@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 from bot.analysis.findings import Severity, finding
 from bot.analysis.report import Report, Selected, Table, TestEntry
-from bot.commands import parse
-from bot.dispatcher import Dispatcher, Result
-from bot.events import Event
 from bot.formats.escape import cell, code, inline, prose
-from bot.publish import SummaryState, check_output, inline_comments, summary_body
-from bot.rocm import RocmRuns, describe
+from bot.github.publish import SummaryState, check_output, inline_comments, summary_body
+from bot.rocm.commands import parse
+from bot.rocm.dispatch import Dispatcher, Result
+from bot.rocm.runs import RocmRuns, describe
+from bot.service.events import Event
 from bot.store.dispatch import Dispatch, JobOutcome, SelectedTest, Selection
 from config.repo import defaults
 from handlers.commands import _handle, _help

@@ -25,7 +25,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from bot.app import create_app
+from bot.service.app import create_app
 from bot.store.store import Store
 from config.settings import Settings
 from tests.service.helpers import SECRET

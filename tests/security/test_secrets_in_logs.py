@@ -2,7 +2,7 @@
 it signs, not an installation token; at DEBUG, for every logger (the service's, PyGithub's,
 urllib3's, uvicorn's), through a signed delivery and an App-authenticated analysis end to end.
 
-Each record is rendered the way the service writes it (`bot.logs.JsonFormatter`, extra fields
+Each record is rendered the way the service writes it (`bot.service.logs.JsonFormatter`, extra fields
 and tracebacks included) and also with its raw arguments, and searched for each secret.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import github
 import pytest
 
-from bot.example import TEST_TEMPLATE
-from bot.logs import JsonFormatter
+from bot.cli.example import TEST_TEMPLATE
+from bot.service.logs import JsonFormatter
 from tests.e2e.conftest import SECRET, make_world
 
 MOE = "tests/e2e/megatron/test_qwen35_moe.py"
@@ -72,7 +72,7 @@ def test_no_secret_reaches_any_log_record(tmp_path: Path, caplog: pytest.LogCapt
 def test_the_redaction_filter_removes_each_kind_of_credential(
     secret: str, line: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from bot.logs import RedactSecrets
+    from bot.service.logs import RedactSecrets
 
     logger = logging.getLogger("tests.redaction")
     logger.addFilter(RedactSecrets())

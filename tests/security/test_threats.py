@@ -16,12 +16,12 @@ import yaml
 
 from bot.analysis.engine import audit
 from bot.analysis.tree import FolderTree
-from bot.dispatcher import Dispatcher, Refusal
-from bot.example import TEST_TEMPLATE
-from bot.ghsim.state import PullRequest
-from bot.port import PullRequest as PortPullRequest
+from bot.cli.example import TEST_TEMPLATE
+from bot.github.port import PullRequest as PortPullRequest
+from bot.rocm.dispatch import Dispatcher, Refusal
 from bot.store.dispatch import SelectedTest
 from config.repo import defaults, parse_config
+from ghsim.state import PullRequest
 from tests.e2e.conftest import TEMPLATE, World, make_world
 
 ROOT = Path(__file__).parents[2]

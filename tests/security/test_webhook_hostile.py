@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
-from bot.app import create_app
+from bot.service.app import create_app
+from bot.service.webhooks import sign
 from bot.store.store import Store
-from bot.webhooks import sign
 from config.settings import Settings
 from tests.service.helpers import SECRET, comment_payload, pr_payload
 from tests.service.server import Running, running

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.events import Event
-from bot.webhooks import sign
+from bot.service.events import Event
+from bot.service.webhooks import sign
 
 SECRET = b"test-secret"
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from sqlalchemy import text
 
-from bot.events import Event
-from bot.router import Router
+from bot.service.events import Event
+from bot.service.router import Router
+from bot.service.worker import Worker
 from bot.store.store import Store
-from bot.worker import Worker
 from config.settings import Settings
 
 LOG_TABLE = """

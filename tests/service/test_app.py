@@ -15,11 +15,11 @@ import httpx
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from bot.app import create_app
-from bot.demo import build_example
-from bot.events import Event
-from bot.logs import JsonFormatter
-from bot.router import Router
+from bot.cli.demo import build_example
+from bot.service.app import create_app
+from bot.service.events import Event
+from bot.service.logs import JsonFormatter
+from bot.service.router import Router
 from bot.store.store import Store
 from config.settings import Settings, SettingsError
 from tests.service.helpers import SECRET, pr_payload, signed
@@ -53,14 +53,14 @@ def test_a_signed_delivery_is_stored_then_acknowledged_once(service: str, tmp_pa
 
 def test_each_acknowledged_delivery_is_logged_as_json_with_its_fields(
         service: str, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="bot.app")
+    caplog.set_level(logging.INFO, logger="bot.service.app")
     body, headers = signed("pull_request", "d-log", pr_payload(number=7))
     for _ in range(2):
         assert httpx.post(f"{service}/webhook", content=body, headers=headers).status_code in (200, 202)
     deadline = time.monotonic() + 60  # written once the answer is sent
-    while len([r for r in caplog.records if r.name == "bot.app"]) < 2 and time.monotonic() < deadline:
+    while len([r for r in caplog.records if r.name == "bot.service.app"]) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
-    lines = [json.loads(JsonFormatter().format(r)) for r in caplog.records if r.name == "bot.app"]
+    lines = [json.loads(JsonFormatter().format(r)) for r in caplog.records if r.name == "bot.service.app"]
     assert [(line["message"], line["delivery_id"], line["event"], line["action"], line["repository"],
              line["pr"]) for line in lines] == [
         (f"delivery {outcome}", "d-log", "pull_request", "synchronize", "octo/miles", 7)
@@ -166,7 +166,7 @@ def test_a_delivery_waits_for_the_write_lock_another_connection_holds(tmp_path: 
 
 def test_sqlite_is_checkpointed_in_the_background(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setattr("bot.app.CHECKPOINT_SECONDS", 0.01)
+    monkeypatch.setattr("bot.service.app.CHECKPOINT_SECONDS", 0.01)
     store = Store(f"sqlite:///{tmp_path}/db.sqlite")
     calls: list[tuple[int, int]] = []
     checkpoint = store.checkpoint
@@ -267,7 +267,7 @@ def test_without_app_credentials_a_local_clone_is_analysed_and_its_effects_recor
     payload = pr_payload(number=1, sha=head, action="opened", repo="example/miles")
     payload["pull_request"]["base"]["sha"] = base
     body = json.dumps(payload).encode()
-    caplog.set_level(logging.WARNING, logger="bot.app")
+    caplog.set_level(logging.WARNING, logger="bot.service.app")
     with serving(create_app(settings, run_worker=True)) as url:
         answer = httpx.post(f"{url}/webhook", content=body, headers={
             "Content-Type": "application/json", "X-GitHub-Event": "pull_request",
@@ -286,7 +286,7 @@ def test_without_app_credentials_a_local_clone_is_analysed_and_its_effects_recor
 
 def test_without_app_credentials_or_a_clone_the_log_says_how_to_see_the_bot_work(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="bot.app")
+    caplog.set_level(logging.WARNING, logger="bot.service.app")
     settings = Settings(dry_run=True, database_url=f"sqlite:///{tmp_path}/db.sqlite")
     with serving(create_app(settings, router=Router(), run_worker=True)):
         pass

@@ -85,7 +85,7 @@ def test_replay_dry_run_processes_in_process(tmp_path: Path, db_env: str,
 def test_replay_signs_and_posts_to_a_running_service(tmp_path: Path, db_env: str,
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    from bot.app import create_app
+    from bot.service.app import create_app
     from config.settings import Settings
 
     monkeypatch.setenv("ROCMBOT_WEBHOOK_SECRET", SECRET.decode())
@@ -136,7 +136,7 @@ def _lines_until(proc: subprocess.Popen[str], wanted: str) -> str:
 def test_replay_dry_run_against_a_local_clone_lists_what_would_be_posted(
     tmp_path: Path, db_env: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bot.demo import build_example
+    from bot.cli.demo import build_example
 
     base, head = build_example(tmp_path / "clone")
     payload = pr_payload(number=1, sha=head, action="opened")

@@ -12,7 +12,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.effects import Effects
+from bot.github.effects import Effects
 from bot.store.dispatch import DispatchStore, JobOutcome
 from bot.store.schema import deliveries, metadata, pr_leases
 from bot.store.store import Store, StoreError, backoff_seconds, normalise_url

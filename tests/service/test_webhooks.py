@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from bot.events import Event
-from bot.webhooks import WebhookError, parse_delivery, sign, verify_signature
+from bot.service.events import Event
+from bot.service.webhooks import WebhookError, parse_delivery, sign, verify_signature
 
 # The example in GitHub's documentation ("Validating webhook deliveries").
 DOC_SECRET = b"It's a Secret to Everybody"

@@ -10,12 +10,12 @@ import threading
 import time
 from typing import Any
 
-from bot import deadline
-from bot.deadline import RetryLaterError
-from bot.events import Event
-from bot.router import Router
+from bot.service import deadline
+from bot.service.deadline import RetryLaterError
+from bot.service.events import Event
+from bot.service.router import Router
+from bot.service.worker import _RUNNING, Worker, dead_owners, retry_later
 from bot.store.store import Store
-from bot.worker import _RUNNING, Worker, dead_owners, retry_later
 from config.settings import Settings
 from tests.service.helpers import comment_payload, event_of, pr_payload
 

@@ -1,7 +1,0 @@
-"""The simulator's REST operations, one module per area; importing them fills the handler registry."""
-
-from bot.ghsim.endpoints.base import HANDLERS
-
-from . import actions, app, checks, issues, repos
-
-__all__ = ["HANDLERS", "actions", "app", "checks", "issues", "repos"]

@@ -1,0 +1,1 @@
+"""GitHub I/O: the port handlers talk to, its PyGithub and local adapters, and the effect ledger."""

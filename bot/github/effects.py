@@ -1,0 +1,254 @@
+"""GitHub writes through the effects ledger: recorded before they are made, made once.
+
+Each write has an idempotency key. A key already `done` is skipped; a key left `pending` by
+an attempt that died mid-way is reconciled against GitHub (find the comment by its marker, the
+review by its commit) before anything is written again. In dry-run the write is recorded as
+``dry_run`` and logged, not sent; a live service makes it as if it had never been recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bot.github.port import Comment, GitHubPort, Gone, InlineComment
+from bot.github.publish import batches, is_summary
+from bot.store.store import Store
+
+log = logging.getLogger(__name__)
+
+REVIEW_MARKER = "<!-- rocmbot:review -->"
+
+
+class Effects:
+    """The writes one handler makes for one delivery."""
+
+    def __init__(self, store: Store, port: GitHubPort | None, *, dry_run: bool, delivery_id: str,
+                 app_id: int | None = None) -> None:
+        self.store = store
+        self.port = port
+        self.dry_run = dry_run or port is None
+        self.delivery_id = delivery_id
+        self.app_id = app_id  # whose comments are this App's
+
+    def ours(self, comment: Comment) -> bool:
+        """A comment this App made: made through its App id (any bot account's, without one)."""
+        if self.app_id is not None:
+            return comment.app_id == self.app_id
+        return comment.author_is_bot
+
+    def once(
+        self,
+        key: str,
+        kind: str,
+        target: str,
+        act: Callable[[], Any],
+        reconcile: Callable[[], Any] | None = None,
+        *,
+        defer_to_live: float = 0.0,
+    ) -> Any:
+        """Make the write ``act`` once under ``key``; None when it is left to another attempt.
+
+        An entry another attempt began less than ``defer_to_live`` seconds ago is left to it:
+        that attempt may be alive and mid-write, where reconciling finds nothing yet and a
+        second write would be a duplicate. If it died, the worker's sweep completes it."""
+        entry = self.store.begin_effect(key, kind, target, self.delivery_id)
+        if entry.status == "done" or (entry.status == "dry_run" and self.dry_run):
+            log.info("effect already made", extra={"key": key, "delivery_id": self.delivery_id})
+            return entry.result
+        if entry.status == "pending" and not entry.created and entry.age < defer_to_live:
+            log.info("effect in flight elsewhere", extra={"key": key, "delivery_id": self.delivery_id})
+            return None
+        if entry.status == "dry_run":  # never sent: live, it is made now, as a pending write
+            self.store.mark_effect(key, "pending", was="dry_run")
+        elif not entry.created and reconcile is not None and not self.dry_run:
+            found = reconcile()
+            if found is not None:
+                self.store.finish_effect(key, found)
+                return found
+        if self.dry_run:
+            result: Any = {"dry_run": True}
+            log.info("dry-run: effect not sent", extra={"key": key, "kind": kind, "target": target})
+            if entry.created:  # a pending entry of a live attempt stays pending for the live service
+                self.store.finish_effect(key, result, "dry_run")
+            return result
+        result = act()
+        self.store.finish_effect(key, result)
+        return result
+
+    # check runs ------------------------------------------------------------
+
+    def check_run(
+        self,
+        repo: str,
+        head_sha: str,
+        name: str,
+        payload: dict[str, Any],
+        annotations: list[dict[str, Any]],
+        *,
+        version: str,
+    ) -> Any:
+        """Create (or update) the named check run on a commit, annotations 50 a request.
+
+        ``version`` distinguishes contents: the same version on the same commit is written once.
+        """
+        prefix = f"check:{repo}:{head_sha}:{name}:"
+        key = prefix + version
+
+        def act(*, look: bool = False) -> dict[str, Any]:
+            assert self.port is not None
+            parts = list(batches(annotations)) or [[]]
+            output = {**payload.get("output", {}), "annotations": parts[0]}
+            body = {**payload, "output": output}
+            known, unsure = self._earlier_check(prefix, key)
+            if known is None and (look or unsure):
+                existing = self.port.check_runs(repo, head_sha, name)
+                known = existing[0].id if existing else None
+            if known is not None:
+                run = self.port.update_check_run(
+                    repo, known, {k: v for k, v in body.items() if k not in ("head_sha", "name")}
+                )
+            else:
+                run = self.port.create_check_run(repo, {**body, "name": name, "head_sha": head_sha})
+            for part in parts[1:]:
+                self.port.update_check_run(
+                    repo, run.id, {"output": {**payload.get("output", {}), "annotations": part}}
+                )
+            return {"id": run.id}
+
+        return self.once(key, "check_run", f"{repo}@{head_sha}", act, lambda: act(look=True))
+
+    def _earlier_check(self, prefix: str, key: str) -> tuple[int | None, bool]:
+        """The check run an earlier version on the same commit made, from the ledger, and
+        whether an earlier attempt may have made one the ledger has no id of (it died mid-way):
+        then GitHub is asked. Otherwise a new commit's check is created without a lookup."""
+        found: int | None = None
+        unsure = False
+        for effect in self.store.effects_starting(prefix):
+            result = effect.result
+            if effect.key == key or effect.status == "dry_run":  # never sent
+                continue
+            if effect.status == "done" and isinstance(result, dict) and isinstance(result.get("id"), int):
+                found = result["id"]
+            else:
+                unsure = True
+        return found, unsure
+
+    # the sticky comment ----------------------------------------------------
+
+    def find_summary(self, repo: str, number: int) -> tuple[int, str] | None:
+        """The sticky comment (id, body): a comment this App made that starts with the marker.
+        Anyone may write the marker in a comment of their own, another App's bot too; taking
+        theirs would read a state they wrote and try to edit a comment that is not the App's."""
+        if self.port is None:
+            return None
+        for comment in self.port.comments(repo, number):
+            if self.ours(comment) and is_summary(comment.body):
+                return comment.id, comment.body
+        return None
+
+    def known_summary(self, repo: str, number: int) -> tuple[int, str] | None:
+        """The sticky comment as the ledger last wrote it (id, body), without asking GitHub:
+        every write of it goes through the ledger, which keeps the body it wrote."""
+        made, edited = f"comment:{repo}#{number}", f"comment-edit:{repo}#{number}:"
+        found: tuple[int, str] | None = None
+        for effect in self.store.effects_starting(made, edited):
+            if not (effect.key == made or effect.key.startswith((made + ":", edited))):
+                continue  # another PR's: #1 is a prefix of #12
+            result = effect.result
+            if effect.status == "done" and isinstance(result, dict) and isinstance(result.get("body"), str):
+                found = int(result["id"]), str(result["body"])
+        return found
+
+    def summary(
+        self, repo: str, number: int, body: str, existing: tuple[int, str] | None, *, version: str
+    ) -> Any:
+        """Create the summary comment once; afterwards edit it in place when it changes (and
+        make it again if someone deleted it)."""
+        if existing is not None:
+            comment_id, old = existing
+            if old == body:
+                return {"id": comment_id, "unchanged": True}
+            key = f"comment-edit:{repo}#{number}:{comment_id}:{version}"
+
+            def edit() -> dict[str, Any]:
+                assert self.port is not None
+                try:
+                    return {"id": self.port.edit_comment(repo, comment_id, body).id, "body": body}
+                except Gone:
+                    return {"id": comment_id, "gone": True}
+
+            done = self.once(key, "comment_edit", f"{repo}#{number}", edit)
+            if not (isinstance(done, dict) and done.get("gone")):
+                return done
+            log.info("the summary comment was deleted: posting it again",
+                     extra={"repository": repo, "pr": number, "comment_id": comment_id})
+            return self._create_summary(f"comment:{repo}#{number}:after:{comment_id}", repo, number, body)
+        return self._create_summary(f"comment:{repo}#{number}", repo, number, body)
+
+    def _create_summary(self, key: str, repo: str, number: int, body: str) -> Any:
+        def create() -> dict[str, Any]:
+            assert self.port is not None
+            return {"id": self.port.create_comment(repo, number, body).id, "body": body}
+
+        def reconcile() -> dict[str, Any] | None:
+            found = self.find_summary(repo, number)
+            if found is None:
+                return None
+            assert self.port is not None
+            self.port.edit_comment(repo, found[0], body)
+            return {"id": found[0], "body": body}
+
+        return self.once(key, "comment", f"{repo}#{number}", create, reconcile)
+
+    # the review ------------------------------------------------------------
+
+    def review(
+        self,
+        repo: str,
+        number: int,
+        head_sha: str,
+        body: str,
+        comments: list[InlineComment],
+        keys: Sequence[str] = (),
+    ) -> Any:
+        """One review per head commit, carrying the inline comments (``keys``: the fingerprints
+        of the findings they carry, kept in the ledger for `posted_inline`)."""
+        key = f"review:{repo}#{number}:{head_sha}"
+        text = f"{REVIEW_MARKER}\n{body}"
+
+        def act() -> dict[str, Any]:
+            assert self.port is not None
+            return {
+                "id": self.port.create_review(repo, number, head_sha, text, comments),
+                "comments": len(comments),
+                "keys": list(keys),
+            }
+
+        def reconcile() -> dict[str, Any] | None:
+            assert self.port is not None
+            for sha, existing in self.port.review_keys(repo, number):
+                if sha == head_sha and REVIEW_MARKER in existing:
+                    # the review an earlier attempt made carries the same findings: keep
+                    # their fingerprints, or the next head would comment on them again
+                    return {"reconciled": True, "keys": list(keys)}
+            return None
+
+        return self.once(key, "review", f"{repo}#{number}@{head_sha}", act, reconcile)
+
+    def posted_inline(self, repo: str, number: int) -> list[str]:
+        """Fingerprints of the findings the ledger knows this PR's reviews commented on (on
+        every head: a finding commented on once is not commented on again, however its file
+        changes).
+
+        The sticky comment records them too, but only once it is written: an attempt that
+        reviewed a head and died before its summary, with the head moved on meanwhile, would
+        otherwise have the next head's review repeat the same comments (found by bench/chaos.py).
+        """
+        heads = self.store.pr_heads(f"{repo}#{number}")
+        found: list[str] = []
+        for effect in self.store.effects_for([f"review:{repo}#{number}:{h}" for h in heads]):
+            if isinstance(effect.result, dict):
+                found.extend(str(k) for k in effect.result.get("keys") or [])
+        return found

@@ -1,0 +1,219 @@
+"""The GitHub port on a local git repository, with writes recorded instead of sent.
+
+It serves `rocmbot demo` and `rocmbot replay --dry-run`: reads come from the repository's
+objects, a pull request is a (base, head) pair of revisions, and every write is appended to
+``writes`` so the caller can show what would have been posted.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.analysis.tree import GitRepository
+from bot.github.port import (
+    Batch,
+    BlobRequest,
+    ChangedFile,
+    CheckRun,
+    Comment,
+    Gone,
+    InlineComment,
+    PullRequest,
+    WorkflowJob,
+    WorkflowRun,
+)
+
+
+@dataclass
+class Write:
+    kind: str
+    target: str
+    payload: dict[str, Any]
+
+
+@dataclass
+class LocalPort:
+    """A repository on disk standing in for GitHub; ``prs`` maps a number to (base, head)."""
+
+    repo_path: str
+    repo: str = "local/repo"
+    prs: dict[int, tuple[str, str]] = field(default_factory=dict)
+    author: str = "contributor"
+    default_ref: str = "HEAD"
+    permissions: dict[str, str] = field(default_factory=dict)
+    writes: list[Write] = field(default_factory=list)
+    _comments: dict[int, Comment] = field(default_factory=dict)
+    _git: GitRepository | None = None
+
+    @property
+    def git(self) -> GitRepository:
+        if self._git is None:
+            self._git = GitRepository(self.repo_path)
+        return self._git
+
+    def close(self) -> None:
+        if self._git is not None:
+            self._git.close()
+
+    def _record(self, kind: str, target: str, payload: dict[str, Any]) -> int:
+        self.writes.append(Write(kind, target, payload))
+        return len(self.writes)
+
+    def pull_request(self, repo: str, number: int) -> PullRequest:
+        base, head = self.prs[number]
+        return PullRequest(
+            repo=repo,
+            number=number,
+            author=self.author,
+            head_sha=self.git.resolve(head),
+            head_ref=head,
+            head_repo=repo,
+            base_sha=self.git.resolve(base),
+            base_ref=base,
+            draft=False,
+            state="open",
+        )
+
+    def pull_files(self, repo: str, number: int, *, expected: int | None = None) -> list[ChangedFile]:
+        pr = self.pull_request(repo, number)
+        out = subprocess.run(
+            [
+                "git",
+                "-C",
+                self.repo_path,
+                "diff",
+                "--name-status",
+                "-z",
+                "--no-renames",
+                pr.base_sha,
+                pr.head_sha,
+            ],
+            capture_output=True,
+            check=True,
+        ).stdout
+        parts = [p.decode() for p in out.split(b"\0") if p]
+        files = []
+        for status, path in zip(parts[::2], parts[1::2], strict=False):
+            patch = subprocess.run(
+                ["git", "-C", self.repo_path, "diff", "-U3", pr.base_sha, pr.head_sha, "--", path],
+                capture_output=True,
+                check=True,
+                text=True,
+            ).stdout
+            hunks = patch[patch.find("\n@@") + 1 :] if "\n@@" in patch else None
+            head_tree = self.git.tree(pr.head_sha)
+            files.append(
+                ChangedFile(
+                    path=path,
+                    status={"A": "added", "D": "removed"}.get(status, "modified"),
+                    patch=hunks,
+                    blob_sha=head_tree.blob_id(path),
+                )
+            )
+        return files
+
+    def tree(self, repo: str, sha: str) -> dict[str, tuple[str, int]]:
+        return {p: (e.blob, e.size) for p, e in self.git.entries(sha).items()}
+
+    def blobs(self, repo: str, wanted: list[BlobRequest]) -> dict[BlobRequest, bytes | None]:
+        return {w: self.git.tree(w.sha).read(w.path) for w in wanted}
+
+    def read_batch(self, repo: str, wanted: list[BlobRequest], *, pull: int | None = None) -> Batch:
+        return Batch(self.blobs(repo, wanted), None if pull is None else self.pull_request(repo, pull))
+
+    def default_branch(self, repo: str) -> str:
+        return self.default_ref
+
+    def default_branch_file(self, repo: str, path: str) -> bytes | None:
+        return self.git.tree(self.default_ref).read(path)
+
+    def workflow_file(self, repo: str, path: str) -> bytes | None:
+        return self.default_branch_file(repo, path)
+
+    def comments(self, repo: str, number: int) -> list[Comment]:
+        return list(self._comments.values())
+
+    def create_comment(self, repo: str, number: int, body: str) -> Comment:
+        comment = Comment(
+            self._record("comment", f"{repo}#{number}", {"body": body}), body, "rocmbot[bot]", True
+        )
+        self._comments[comment.id] = comment
+        return comment
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment:
+        if comment_id not in self._comments:
+            raise Gone(f"comment {comment_id} of {repo}")
+        self._record("comment_edit", f"{repo}/comments/{comment_id}", {"body": body})
+        comment = Comment(comment_id, body, "rocmbot[bot]", True)
+        self._comments[comment_id] = comment
+        return comment
+
+    def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
+        self._record("reaction", f"{repo}/comments/{comment_id}", {"content": content})
+
+    def review_keys(self, repo: str, number: int) -> list[tuple[str, str]]:
+        return [(w.payload["commit_id"], w.payload["body"]) for w in self.writes if w.kind == "review"]
+
+    def create_review(
+        self, repo: str, number: int, commit_sha: str, body: str, comments: list[InlineComment]
+    ) -> int:
+        return self._record(
+            "review",
+            f"{repo}#{number}",
+            {
+                "commit_id": commit_sha,
+                "body": body,
+                "event": "COMMENT",
+                "comments": [{"path": c.path, "line": c.line, "body": c.body} for c in comments],
+            },
+        )
+
+    def check_runs(self, repo: str, sha: str, name: str) -> list[CheckRun]:
+        return [
+            CheckRun(i + 1, name, sha, w.payload.get("status", ""), w.payload.get("conclusion"))
+            for i, w in enumerate(self.writes)
+            if w.kind == "check_run" and w.payload.get("head_sha") == sha and w.payload.get("name") == name
+        ]
+
+    def create_check_run(self, repo: str, payload: dict[str, Any]) -> CheckRun:
+        run_id = self._record("check_run", repo, payload)
+        return CheckRun(
+            run_id,
+            payload["name"],
+            payload["head_sha"],
+            payload.get("status", "queued"),
+            payload.get("conclusion"),
+        )
+
+    def update_check_run(self, repo: str, check_run_id: int, payload: dict[str, Any]) -> CheckRun:
+        self._record("check_run_update", f"{repo}/check-runs/{check_run_id}", payload)
+        return CheckRun(
+            check_run_id,
+            payload.get("name", ""),
+            payload.get("head_sha", ""),
+            payload.get("status", ""),
+            payload.get("conclusion"),
+        )
+
+    def permission(self, repo: str, user: str) -> str:
+        return self.permissions.get(user, "read")
+
+    def team_member(self, org: str, team: str, user: str) -> bool:
+        return False
+
+    def dispatch_workflow(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
+        self._record("dispatch", f"{repo}/{workflow}", {"ref": ref, "inputs": inputs})
+        return None
+
+    def workflow_runs(
+        self, repo: str, workflow: str, *, event: str = "workflow_dispatch"
+    ) -> list[WorkflowRun]:
+        return []
+
+    def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
+        return []
+
+    def cancel_run(self, repo: str, run_id: int) -> None:
+        self._record("cancel", f"{repo}/runs/{run_id}", {})

@@ -1,0 +1,115 @@
+"""Effects left pending: complete them, or retry the delivery that began them.
+
+A write is recorded in the ledger before it is made and marked done after. An entry still
+pending long after (the attempt died, its delivery was given up, or the head moved on before a
+retry came) is an effect that may be missing. A worker sweeps for them on a timer:
+
+- a dispatch GitHub has not accepted (``dispatching``): its run is looked for by the dispatch id
+  in the run's name; found, the dispatch is in flight; not found, it is sent again while its head
+  is still the open PR's head, and withdrawn otherwise;
+- an accepted dispatch without its `rocmbot / rocm` check: the check is made;
+- any other pending write of a delivery that was given up (dead-lettered): the delivery is
+  queued again, once (its handlers look for what the attempt made before writing anything).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bot.rocm.dispatch import ensure_check
+from bot.service.context import HandlerContext
+from bot.service.events import Event
+from bot.store.dispatch import WITHDRAWN, Dispatch, DispatchStore
+from bot.store.store import Store
+
+log = logging.getLogger(__name__)
+
+Contexts = Callable[[Event], HandlerContext | None]
+OWN = ("dispatch:", "rocm-check:")  # completed from the dispatch rows below, not by a retry
+BUSY = ("queued", "processing")
+
+
+@dataclass
+class Swept:
+    """What one pass did."""
+
+    dispatched: list[str] = field(default_factory=list)  # sent again
+    found: list[str] = field(default_factory=list)  # their run was there
+    withdrawn: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)  # checks made for runs that had none
+    retried: list[str] = field(default_factory=list)  # deliveries queued again
+    errors: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return any((self.dispatched, self.found, self.withdrawn, self.checks, self.retried, self.errors))
+
+
+def _context(store: Store, contexts: Contexts, record: Dispatch) -> HandlerContext | None:
+    """The context of the delivery that began the dispatch (its installation, its repository's
+    policy); None while that delivery is still being worked on: it completes the dispatch itself."""
+    delivery_id = store.effect_delivery(record.effect_key)
+    delivery = store.get(delivery_id) if delivery_id else None
+    if delivery is None or delivery.status in BUSY:
+        return None
+    ctx = contexts(delivery.to_event())
+    return ctx if ctx is not None and ctx.github is not None else None
+
+
+def _complete(ctx: HandlerContext, record: Dispatch, swept: Swept) -> None:
+    from bot.rocm.runs import RocmRuns
+
+    rocm = RocmRuns(ctx, record.repository, record.pr_number)
+    runs, dispatcher, dispatch_id = rocm.runs, rocm.dispatcher, record.dispatch_id
+    if record.status == "dispatching":
+        run_id = dispatcher.find_run(record)
+        if run_id is not None:
+            runs.accept(dispatch_id, run_id)
+            ctx.store.finish_effect(record.effect_key, {"run_id": run_id})
+            swept.found.append(dispatch_id)
+        elif rocm.pr.state == "open" and rocm.pr.head_sha == record.head_sha:
+            ref = dispatcher.config.dispatch.ref or ctx.default_branch or rocm.gh.default_branch(rocm.repo)
+            dispatcher.send(record, ref)
+            swept.dispatched.append(dispatch_id)
+        else:
+            runs.update(dispatch_id, status=WITHDRAWN)
+            ctx.store.finish_effect(record.effect_key, {"withdrawn": True})
+            swept.withdrawn.append(dispatch_id)
+            return
+    before = runs.get(dispatch_id)
+    ensure_check(rocm.gh, rocm.effects, runs, dispatch_id)
+    after = runs.get(dispatch_id)
+    if before is not None and after is not None and before.check_run_id != after.check_run_id:
+        swept.checks.append(dispatch_id)
+
+
+def sweep(store: Store, contexts: Contexts, older_than: float, *, now: float | None = None) -> Swept:
+    """One pass over what was left pending more than ``older_than`` seconds."""
+    cutoff = (time.time() if now is None else now) - older_than
+    swept = Swept()
+    runs = DispatchStore(store)
+    for record in runs.left_pending(cutoff):
+        ctx = _context(store, contexts, record)
+        if ctx is None or not runs.take(record.dispatch_id, cutoff):
+            continue
+        try:
+            _complete(ctx, record, swept)
+        except Exception as exc:  # GitHub failed: the next pass
+            swept.errors.append(f"{record.dispatch_id}: {type(exc).__name__}: {exc}")
+    for entry, delivery_id in store.pending_effects(cutoff):
+        if entry.key.startswith(OWN) or delivery_id is None:
+            continue
+        # Only a delivery that gave up: one that finished left the write behind on purpose (the
+        # head moved on before its retry), and one still at work will get to it.
+        delivery = store.get(delivery_id)
+        if delivery is None or delivery.status != "dead" or not store.mark_effect(entry.key, "retried"):
+            continue
+        if delivery_id not in swept.retried and store.retry(delivery_id):
+            swept.retried.append(delivery_id)
+    if swept:
+        log.info("completed effects left pending", extra={
+            "dispatched": swept.dispatched, "found": swept.found, "withdrawn": swept.withdrawn,
+            "checks": swept.checks, "retried": swept.retried, "errors": swept.errors})
+    return swept

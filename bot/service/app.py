@@ -1,0 +1,330 @@
+"""The web service: `create_app(settings)` builds it; nothing is read or connected at import."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from pydantic import BaseModel
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.background import BackgroundTask
+from starlette.requests import ClientDisconnect
+
+from bot.service.context import context_factory as default_context
+from bot.service.context import no_app_notice
+from bot.service.events import Event
+from bot.service.metrics import Metrics
+from bot.service.router import Router
+from bot.service.webhooks import WebhookError, metric_event, parse_delivery
+from bot.service.worker import ContextFactory, Worker
+from bot.store.ingest import LoopInserter, loop_inserter
+from bot.store.store import Store, StoreError
+from config.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class ErrorBody(BaseModel):
+    """Every refusal of the webhook endpoint: a JSON object with the reason."""
+
+    error: str
+
+
+class Accepted(BaseModel):
+    """A delivery stored (``queued``), already stored (``duplicate``), or a ping (``pong``)."""
+
+    status: str
+    delivery_id: str
+
+
+class Readiness(BaseModel):
+    """`ready`, or `not ready` with the reason (the database is unreachable or not migrated)."""
+
+    status: str
+    reason: str | None = None
+
+
+def _error(status: int, reason: str) -> JSONResponse:
+    # A refusal before the body is read closes the connection: the rest is not read.
+    headers = {"Connection": "close"} if status in (408, 413, 503) else None
+    return JSONResponse({"error": reason}, status_code=status, headers=headers)
+
+
+def _header(name: str, description: str, required: bool = True, longest: int = 100) -> dict[str, Any]:
+    return {"name": name, "in": "header", "required": required, "description": description,
+            "schema": {"type": "string", "maxLength": longest}}
+
+
+# The request the endpoint takes, for the OpenAPI description (the handler reads the raw
+# body itself: the signature is over its bytes, so FastAPI must not parse it first).
+WEBHOOK_REQUEST: dict[str, Any] = {
+    "parameters": [
+        _header("X-GitHub-Event", "The event name (`pull_request`, `issue_comment`, `ping`, ...)"),
+        _header("X-GitHub-Delivery", "The delivery's unique id (a redelivery keeps it)"),
+        _header("X-Hub-Signature-256", "`sha256=` and the hex HMAC-SHA256 of the raw body under the "
+                "webhook secret (required unless the service runs without one, in dry-run)",
+                required=False, longest=71),
+    ],
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"type": "object", "description": "The event payload"}},
+            "application/x-www-form-urlencoded": {
+                "schema": {"type": "object", "required": ["payload"],
+                           "properties": {"payload": {"type": "string",
+                                                      "description": "The payload as JSON"}}},
+            },
+        },
+    },
+}
+
+
+SMALL_BODY_BYTES = 1024 * 1024
+BUSY = "too many deliveries are being read at once; redeliver later"
+
+
+class BodyBudget:
+    """The bytes of request bodies held at once before their signature is checked.
+
+    Anybody can send a body: it is read only when its size (declared, or as it arrives) fits
+    the budget, and answered 503 beyond it, so unauthenticated requests cannot make the
+    service hold memory without bound. A fifth of the budget is kept for bodies of at most a
+    MiB (nearly all of GitHub's deliveries), so a flood of large bodies does not turn those
+    away. Used on the event loop only.
+    """
+
+    def __init__(self, total: int, largest: int) -> None:
+        self.total = max(total, largest)
+        self.large_total = max(self.total - self.total // 5, largest)
+        self.used = 0
+        self.peak = 0
+
+    def take(self, size: int, *, small: bool) -> bool:
+        if self.used + size > (self.total if small else self.large_total):
+            return False
+        self.used += size
+        self.peak = max(self.peak, self.used)
+        return True
+
+    def give(self, size: int) -> None:
+        self.used -= size
+
+
+@asynccontextmanager
+async def _body(request: Request, limit: int, budget: BodyBudget, seconds: float) -> AsyncIterator[bytearray]:
+    """The request's body, held within ``budget`` until the block ends."""
+    declared: int | None = None
+    if "content-length" in request.headers:
+        try:
+            declared = int(request.headers["content-length"])
+        except ValueError as exc:
+            raise WebhookError(400, "Content-Length is not a number") from exc
+        if declared < 0:
+            raise WebhookError(400, "Content-Length is negative")
+        if declared > limit:
+            raise WebhookError(413, f"body is over the {limit}-byte limit")
+    held = 0
+    try:
+        if declared is not None:  # one buffer of the declared size, taken before any byte is read
+            if not budget.take(declared, small=declared <= SMALL_BODY_BYTES):
+                raise WebhookError(503, BUSY)
+            held = declared
+        body = bytearray(declared or 0)
+        size = 0
+        try:
+            async with asyncio.timeout(seconds):
+                async for chunk in request.stream():
+                    end = size + len(chunk)
+                    if end > limit:
+                        raise WebhookError(413, f"body is over the {limit}-byte limit")
+                    if declared is None:
+                        if not budget.take(len(chunk), small=False):
+                            raise WebhookError(503, BUSY)
+                        held += len(chunk)
+                        body += chunk
+                    else:
+                        body[size:end] = chunk
+                    size = end
+        except ClientDisconnect as exc:  # nobody hears the answer, but it is not a server error
+            raise WebhookError(400, "the client went away before the body ended") from exc
+        except TimeoutError as exc:
+            raise WebhookError(408, f"the body did not arrive within {seconds:g} s") from exc
+        yield body
+    finally:
+        budget.give(held)
+
+
+async def _log_info(message: str, fields: dict[str, Any]) -> None:
+    """Log after the answer is sent (a coroutine: Starlette runs a plain function in a thread)."""
+    log.info(message, extra=fields)
+
+
+CHECKPOINT_SECONDS = 1.0
+
+
+async def _checkpoints(db: Store) -> None:
+    """Checkpoint SQLite's write-ahead log in a thread every second, so that no write on the
+    acknowledgement path pays for one (the database file's sync takes milliseconds)."""
+    while True:
+        await anyio.sleep(CHECKPOINT_SECONDS)
+        try:
+            await anyio.to_thread.run_sync(db.checkpoint)
+        except SQLAlchemyError as exc:  # the next one tries again; writes do not depend on it
+            log.warning("checkpoint failed", extra={"error": str(exc).splitlines()[0]})
+
+
+def create_app(
+    settings: Settings,
+    *,
+    store: Store | None = None,
+    router: Router | None = None,
+    run_worker: bool = False,
+    context_factory: ContextFactory | None = None,
+) -> FastAPI:
+    """The service. With ``run_worker`` it also processes deliveries in this process."""
+    settings.check_servable()
+    metrics = Metrics()
+    secrets = settings.secrets
+    verify = bool(secrets)
+    state: dict[str, Any] = {}
+    budget = BodyBudget(settings.body_buffer_bytes, settings.max_body_bytes)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        own_store = store is None
+        db = store or Store(settings.database_url)
+        if settings.migrate_on_start:
+            await anyio.to_thread.run_sync(db.upgrade)
+        state["store"] = db
+        state["inserter"] = loop_inserter(db)
+        metrics.watch_queue(db.counts)
+        worker: Worker | None = None
+        if run_worker:
+            if router is None:
+                from handlers import build_router
+
+                active_router = build_router()
+            else:
+                active_router = router
+            worker = Worker(db, active_router, settings, metrics=metrics,
+                            context_factory=context_factory or default_context(settings, db))
+            worker.start()
+        if not verify:
+            log.warning("no webhook secret: accepting unsigned deliveries (dry-run)")
+        if run_worker and (without_app := no_app_notice(settings)):
+            log.warning(without_app)
+        log.info("service started", extra={"dry_run": settings.effective_dry_run,
+                                           "database": db.dialect, "worker": run_worker})
+        checkpoints = asyncio.create_task(_checkpoints(db)) if db.dialect == "sqlite" else None
+        try:
+            yield
+        finally:
+            if checkpoints is not None:
+                checkpoints.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await checkpoints
+            if worker is not None:
+                await anyio.to_thread.run_sync(worker.stop)
+            inserter = state.pop("inserter", None)
+            if inserter is not None:
+                await inserter.close()
+            if own_store:
+                db.close()
+            log.info("service stopped")
+
+    app = FastAPI(title="rocmbot", version="0.1.0", lifespan=lifespan,
+                  description="GitHub App webhook receiver for GPU ML repositories.")
+    app.state.metrics = metrics
+    app.state.settings = settings
+    app.state.body_budget = budget
+
+    def current_store() -> Store:
+        db = state.get("store")
+        assert isinstance(db, Store), "the app is not started"
+        return db
+
+    app.state.store = current_store
+
+    @app.post("/webhook", status_code=202, response_model=Accepted, openapi_extra=WEBHOOK_REQUEST,
+              responses={
+        200: {"description": "already stored (a redelivery), or a ping", "model": Accepted},
+        202: {"description": "stored", "model": Accepted},
+        400: {"description": "malformed body or missing headers", "model": ErrorBody},
+        401: {"description": "missing or wrong signature", "model": ErrorBody},
+        408: {"description": "the body did not arrive in time", "model": ErrorBody},
+        413: {"description": "body over the size limit", "model": ErrorBody},
+        415: {"description": "unsupported content type", "model": ErrorBody},
+        503: {"description": "the store is unavailable, or too many bodies are being read at once; "
+                            "GitHub may redeliver", "model": ErrorBody},
+    })
+    async def webhook(request: Request) -> Response:
+        """Verify, store, then answer: GitHub waits ten seconds at most."""
+        start = time.perf_counter()
+        # Unverified: a metric label from it is one of a fixed set (any other string would
+        # grow the metrics without bound), and a log field is cut short.
+        event_name = request.headers.get("x-github-event", "?")[:100]
+        try:
+            async with _body(request, settings.max_body_bytes, budget, settings.body_read_seconds) as body:
+                delivery = parse_delivery(request.headers, body, secrets, verify=verify)
+        except WebhookError as exc:
+            metrics.deliveries.labels(metric_event(event_name), f"rejected_{exc.status}").inc()
+            log.info("delivery rejected", extra={"status": exc.status, "reason": exc.reason,
+                                                 "event": event_name})
+            return _error(exc.status, exc.reason)
+        if delivery.event == "ping":
+            metrics.deliveries.labels("ping", "ping").inc()
+            return JSONResponse({"status": "pong", "delivery_id": delivery.id}, status_code=200)
+        event = Event.from_payload(delivery.event, delivery.id, delivery.payload)
+        inserter: LoopInserter | None = state.get("inserter")
+        try:
+            new = await inserter.add(event, delivery.payload_text) if inserter is not None else None
+            if new is None:  # SQLite's write lock is taken (or in memory): wait in a thread
+                new = await anyio.to_thread.run_sync(current_store().add_delivery, event,
+                                                     delivery.payload_text)
+        except SQLAlchemyError as exc:
+            metrics.deliveries.labels(event.name, "unavailable").inc()
+            log.error("could not store delivery", extra={"delivery_id": delivery.id,
+                                                         "error": type(exc).__name__})
+            return _error(503, "the delivery store is unavailable; redeliver later")
+        outcome = "stored" if new else "duplicate"
+        metrics.deliveries.labels(event.name, outcome).inc()
+        metrics.ack_seconds.observe(time.perf_counter() - start)
+        # Formatting and writing the line takes 20 to 40 us: GitHub need not wait for it.
+        logged = BackgroundTask(_log_info, "delivery " + outcome, {
+            "delivery_id": delivery.id, "event": event.name, "action": event.action,
+            "repository": event.repository, "pr": event.pr_number})
+        return JSONResponse({"status": "queued" if new else "duplicate", "delivery_id": delivery.id},
+                            status_code=202 if new else 200, background=logged)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        """The process is up."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", response_model=Readiness,
+             responses={503: {"description": "the database is unreachable or not migrated",
+                              "model": Readiness}})
+    async def readyz() -> Response:
+        """The database answers and its schema is current."""
+        try:
+            await anyio.to_thread.run_sync(current_store().check_ready)
+        except StoreError as exc:
+            return JSONResponse({"status": "not ready", "reason": str(exc)}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    @app.get("/metrics", response_class=PlainTextResponse,
+             responses={200: {"description": "the Prometheus text format"}})
+    async def metrics_endpoint() -> Response:
+        """Prometheus metrics."""
+        data = await anyio.to_thread.run_sync(metrics.render)
+        return Response(data, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    return app
