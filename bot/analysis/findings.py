@@ -1,4 +1,8 @@
-"""Findings and the rule catalogue: every rule has a stable id, a slug, a severity and docs."""
+"""Findings and the rule catalogue: every rule has a stable id, a slug, a severity and docs.
+
+A rule is declared once, with :func:`rule`, in the module that checks it; this module declares
+the rules of marker registration (REG) and of the configuration (CFG).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,10 @@ import hashlib
 import inspect
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, TypeVar
 
 
 class Severity(StrEnum):
@@ -24,27 +28,41 @@ class Severity(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One rule: ``doc`` follows ruff's shape (What it does / Why is this bad? / Example)."""
+    """One rule: ``doc`` follows ruff's shape (What it does / Why is this bad? / Example);
+    ``module`` is where it is declared."""
 
     id: str
     slug: str
     severity: Severity
     summary: str
-    doc: str = ""
+    doc: str
+    module: str
 
 
 RULES: dict[str, Rule] = {}
 
 Baseline = Literal["new", "unchanged"]
 
+_Declared = TypeVar("_Declared", bound=Callable[..., object])
 
-def rule(id: str, slug: str, severity: Severity, summary: str, doc: str = "") -> Rule:
-    """Add a rule to the catalogue (ids are stable: never renumbered or reused)."""
-    if id in RULES and RULES[id].slug != slug:
-        raise ValueError(f"rule id {id} already names {RULES[id].slug}")
-    entry = Rule(id, slug, severity, summary, inspect.cleandoc(doc))
-    RULES[id] = entry
-    return entry
+
+def rule(id: str, slug: str, severity: Severity, summary: str) -> Callable[[_Declared], _Declared]:
+    """Declare a rule on what stands for it, whose docstring is the rule's documentation: the
+    function that checks it or, for a rule emitted from several places, a class of its own.
+
+    Ids are stable (never renumbered or reused) and each is declared once.
+    """
+
+    def declare(target: _Declared) -> _Declared:
+        if not (target.__doc__ or "").strip():
+            raise ValueError(f"rule {id} has no documentation: {target.__qualname__} has no docstring")
+        if id in RULES:
+            raise ValueError(f"rule id {id} already names {RULES[id].slug} (in {RULES[id].module})")
+        RULES[id] = Rule(id, slug, severity, summary, inspect.cleandoc(target.__doc__ or ""),
+                         target.__module__)
+        return target
+
+    return declare
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +139,9 @@ def finding(
     )
 
 
-REG001 = rule(
-    "REG001",
-    "suite-not-run",
-    Severity.INFO,
-    "No workflow of this repository runs the marker's suite (an external suite).",
+@rule("REG001", "suite-not-run", Severity.INFO,
+      "No workflow of this repository runs the marker's suite (an external suite).")
+class SuiteNotRun:
     """
     ## What it does
     Looks for the suite a marker registers its test in among the workflows of the
@@ -148,14 +164,12 @@ REG001 = rule(
     suites:
       stage-c-4-gpu-mi305: {cadence: external}
     ```
-    """,
-)
+    """
 
-REG002 = rule(
-    "REG002",
-    "marker-not-literal",
-    Severity.ERROR,
-    "A marker argument is not a literal, or the marker's definition would reject the call.",
+
+@rule("REG002", "marker-not-literal", Severity.ERROR,
+      "A marker argument is not a literal, or the marker's definition would reject the call.")
+class MarkerNotLiteral:
     """
     ## What it does
     Checks that every argument of a CI registration marker is a literal, and that the call
@@ -176,14 +190,12 @@ REG002 = rule(
     ```python
     register_rocm_ci(1600, "stage-c-4-gpu-mi350")
     ```
-    """,
-)
+    """
 
-REG003 = rule(
-    "REG003",
-    "gpu-count-unknown",
-    Severity.WARNING,
-    "The suite's GPU count cannot be read from its name or the configuration.",
+
+@rule("REG003", "gpu-count-unknown", Severity.WARNING,
+      "The suite's GPU count cannot be read from its name or the configuration.")
+class GpuCountUnknown:
     """
     ## What it does
     Reads the runner's GPU count from the suite name (`stage-c-4-gpu-mi350`: 4) or from the
@@ -198,14 +210,12 @@ REG003 = rule(
     ```
     Use instead: name the GPU count (`stage-c-8-gpu-mi350`), or add the suite to
     `.github/rocmbot.yml` under `suites:` with `gpus: 8`.
-    """,
-)
+    """
 
-REG004 = rule(
-    "REG004",
-    "unparsable-file",
-    Severity.WARNING,
-    "A file the analysis needs does not parse or is too large.",
+
+@rule("REG004", "unparsable-file", Severity.WARNING,
+      "A file the analysis needs does not parse or is too large.")
+class UnparsableFile:
     """
     ## What it does
     Reports a test, harness, script, Dockerfile or workflow that the analysis needs but
@@ -221,14 +231,12 @@ REG004 = rule(
     register_rocm_ci(1600, "stage-c-4-gpu-mi350"
     ```
     Use instead: close the call.
-    """,
-)
+    """
 
-CFG001 = rule(
-    "CFG001",
-    "invalid-config",
-    Severity.ERROR,
-    "`.github/rocmbot.yml` fails validation; the defaults are used for that key.",
+
+@rule("CFG001", "invalid-config", Severity.ERROR,
+      "`.github/rocmbot.yml` fails validation; the defaults are used for that key.")
+class InvalidConfig:
     """
     ## What it does
     Validates the repository configuration (unknown keys are errors) and names the key that
@@ -242,14 +250,12 @@ CFG001 = rule(
     suite:            # unknown key: did you mean `suites`?
       stage-c-big: {gpus: 8}
     ```
-    """,
-)
+    """
 
-CFG002 = rule(
-    "CFG002",
-    "dispatch-contract",
-    Severity.ERROR,
-    "The dispatch workflow lacks the `workflow_dispatch` trigger or an input the bot sends.",
+
+@rule("CFG002", "dispatch-contract", Severity.ERROR,
+      "The dispatch workflow lacks the `workflow_dispatch` trigger or an input the bot sends.")
+class DispatchContract:
     """
     ## What it does
     Checks the configured dispatch workflow on the default branch before dispatching.
@@ -263,5 +269,4 @@ CFG002 = rule(
       workflow_dispatch:
         inputs: {tests: {type: string}}   # missing suite, pr_number, head_sha, dispatch_id
     ```
-    """,
-)
+    """

@@ -157,39 +157,40 @@ Check = Callable[[View], Violation | None]
 CHECKS: dict[str, Check] = {}
 
 
-def check(rule_id: str) -> Callable[[Check], Check]:
+def check(id: str, slug: str, severity: Severity, summary: str) -> Callable[[Check], Check]:
+    """Declare a PAR rule on the function that checks it (see :func:`findings.rule`)."""
+    declare = rule(id, slug, severity, summary)
+
     def register(fn: Check) -> Check:
-        CHECKS[rule_id] = fn
+        CHECKS[id] = declare(fn)
         return fn
+
     return register
 
 
 # ----- rules -------------------------------------------------------------------------------
 
-rule("PAR001", "dense-model-parallel", Severity.ERROR,
-     "The world size is not divisible by TP x PP x CP.",
-     """
-     ## What it does
-     Checks that the actor's world size `W = actor_num_nodes * actor_num_gpus_per_node` is a
-     multiple of `TP * PP * CP` (Megatron's `total_model_size`).
+@check("PAR001", "dense-model-parallel", Severity.ERROR,
+       "The world size is not divisible by TP x PP x CP.")
+def dense_model_parallel(v: View) -> Violation | None:
+    """
+    ## What it does
+    Checks that the actor's world size `W = actor_num_nodes * actor_num_gpus_per_node` is a
+    multiple of `TP * PP * CP` (Megatron's `total_model_size`).
 
-     ## Why is this bad?
-     Megatron-LM's `validate_args` stops the job at argument parsing with
-     `world size (W) is not divisible by total_model_size (total_model_size=N)`.
+    ## Why is this bad?
+    Megatron-LM's `validate_args` stops the job at argument parsing with
+    `world size (W) is not divisible by total_model_size (total_model_size=N)`.
 
-     ## Example
-     ```python
-     CASE = CaseConfig(num_gpus_per_node=4, tp_size=2, cp_size=4)  # 2*1*4 = 8 does not divide 4
-     ```
-     Use instead:
-     ```python
-     CASE = CaseConfig(num_gpus_per_node=4, tp_size=2, cp_size=2)
-     ```
-     """)
-
-
-@check("PAR001")
-def _par001(v: View) -> Violation | None:
+    ## Example
+    ```python
+    CASE = CaseConfig(num_gpus_per_node=4, tp_size=2, cp_size=4)  # 2*1*4 = 8 does not divide 4
+    ```
+    Use instead:
+    ```python
+    CASE = CaseConfig(num_gpus_per_node=4, tp_size=2, cp_size=2)
+    ```
+    """
     if v.fsdp:
         return None
     tp, pp, cp, w = v.get("tp"), v.get("pp"), v.get("cp"), v.world
@@ -202,32 +203,29 @@ def _par001(v: View) -> Violation | None:
         ("tp", "pp", "cp", "gpus_per_node", "nodes"))
 
 
-rule("PAR002", "expert-grid", Severity.ERROR,
-     "The world size is not divisible by ETP x EP x PP.",
-     """
-     ## What it does
-     Checks that the world size is a multiple of `ETP * EP * PP` (expert tensor parallel size,
-     which defaults to TP, times expert parallel size times pipeline parallel size).
+@check("PAR002", "expert-grid", Severity.ERROR,
+       "The world size is not divisible by ETP x EP x PP.")
+def expert_grid(v: View) -> Violation | None:
+    """
+    ## What it does
+    Checks that the world size is a multiple of `ETP * EP * PP` (expert tensor parallel size,
+    which defaults to TP, times expert parallel size times pipeline parallel size).
 
-     ## Why is this bad?
-     Megatron-LM's `initialize_model_parallel` raises
-     `world_size (W) is not divisible by expert_tensor_model_pipeline_parallel size (N)` only
-     after Ray has started and the job has taken its GPUs: an expensive, late failure.
+    ## Why is this bad?
+    Megatron-LM's `initialize_model_parallel` raises
+    `world_size (W) is not divisible by expert_tensor_model_pipeline_parallel size (N)` only
+    after Ray has started and the job has taken its GPUs: an expensive, late failure.
 
-     ## Example
-     ```python
-     # 4 GPUs, TP2 PP2 EP4 ETP1: 1*4*2 = 8 does not divide 4
-     CASE = CaseConfig(num_gpus_per_node=4, tp_size=2, pp_size=2, ep_size=4)
-     ```
-     Use instead:
-     ```python
-     CASE = CaseConfig(num_gpus_per_node=4, tp_size=2, pp_size=2, ep_size=2)
-     ```
-     """)
-
-
-@check("PAR002")
-def _par002(v: View) -> Violation | None:
+    ## Example
+    ```python
+    # 4 GPUs, TP2 PP2 EP4 ETP1: 1*4*2 = 8 does not divide 4
+    CASE = CaseConfig(num_gpus_per_node=4, tp_size=2, pp_size=2, ep_size=4)
+    ```
+    Use instead:
+    ```python
+    CASE = CaseConfig(num_gpus_per_node=4, tp_size=2, pp_size=2, ep_size=2)
+    ```
+    """
     if v.fsdp:
         return None
     etp, ep, pp, w = v.get("etp"), v.get("ep"), v.get("pp"), v.world
@@ -241,35 +239,32 @@ def _par002(v: View) -> Violation | None:
         ("etp", "ep", "pp", "gpus_per_node", "nodes"))
 
 
-rule("PAR003", "placement-exceeds-runner", Severity.ERROR,
-     "The launch needs more GPUs than its runner has.",
-     """
-     ## What it does
-     Checks that the GPUs the launch asks Ray for fit the suite's runner: with `--colocate`,
-     `max(W, R) <= G`; otherwise `W + R <= G` (`R` from `--rollout-num-gpus`). The actor's GPUs
-     per node default to 8 when `--actor-num-gpus-per-node` is not given. For an SGLang server
-     (`popen_launch_server(..., other_args=[...])`, `python -m sglang.launch_server`,
-     `sgl.Engine(tp_size=...)`), checks `tp x pp` (times `dp` only when DP attention is
-     explicitly off: SGLang may turn it on by itself) against the runner's GPUs.
+@check("PAR003", "placement-exceeds-runner", Severity.ERROR,
+       "The launch needs more GPUs than its runner has.")
+def placement_exceeds_runner(v: View) -> Violation | None:
+    """
+    ## What it does
+    Checks that the GPUs the launch asks Ray for fit the suite's runner: with `--colocate`,
+    `max(W, R) <= G`; otherwise `W + R <= G` (`R` from `--rollout-num-gpus`). The actor's GPUs
+    per node default to 8 when `--actor-num-gpus-per-node` is not given. For an SGLang server
+    (`popen_launch_server(..., other_args=[...])`, `python -m sglang.launch_server`,
+    `sgl.Engine(tp_size=...)`), checks `tp x pp` (times `dp` only when DP attention is
+    explicitly off: SGLang may turn it on by itself) against the runner's GPUs.
 
-     ## Why is this bad?
-     There is no error message: the job waits for its placement group forever and the CI run
-     times out, holding the runner. A server that asks for more GPUs than the runner has fails
-     when it starts, after the test has waited for it.
+    ## Why is this bad?
+    There is no error message: the job waits for its placement group forever and the CI run
+    times out, holding the runner. A server that asks for more GPUs than the runner has fails
+    when it starts, after the test has waited for it.
 
-     ## Example
-     ```python
-     "--actor-num-nodes 1 --colocate "  # 8 GPUs by default, on a 4-GPU runner
-     ```
-     Use instead:
-     ```python
-     "--actor-num-nodes 1 --actor-num-gpus-per-node 4 --colocate "
-     ```
-     """)
-
-
-@check("PAR003")
-def _par003(v: View) -> Violation | None:
+    ## Example
+    ```python
+    "--actor-num-nodes 1 --colocate "  # 8 GPUs by default, on a 4-GPU runner
+    ```
+    Use instead:
+    ```python
+    "--actor-num-nodes 1 --actor-num-gpus-per-node 4 --colocate "
+    ```
+    """
     g = v.launch.gpus
     if g is None:
         return None
@@ -291,31 +286,28 @@ def _par003(v: View) -> Violation | None:
         ("gpus_per_node", "nodes", "rollout_gpus"))
 
 
-rule("PAR004", "rollout-engine-split", Severity.ERROR,
-     "The rollout GPUs do not split into whole engines.",
-     """
-     ## What it does
-     Checks that the rollout GPUs `R` (the world size when colocated) are a multiple of the
-     GPUs per engine `g` (`--rollout-num-gpus-per-engine`), and at least one engine's worth.
-     An error when `R < g` (no engine at all), a warning when GPUs are left over.
+@check("PAR004", "rollout-engine-split", Severity.ERROR,
+       "The rollout GPUs do not split into whole engines.")
+def rollout_engine_split(v: View) -> Violation | None:
+    """
+    ## What it does
+    Checks that the rollout GPUs `R` (the world size when colocated) are a multiple of the
+    GPUs per engine `g` (`--rollout-num-gpus-per-engine`), and at least one engine's worth.
+    An error when `R < g` (no engine at all), a warning when GPUs are left over.
 
-     ## Why is this bad?
-     The rollout server group starts `R // g` engines: leftover GPUs sit idle, and with
-     `R < g` no engine starts and the job cannot generate.
+    ## Why is this bad?
+    The rollout server group starts `R // g` engines: leftover GPUs sit idle, and with
+    `R < g` no engine starts and the job cannot generate.
 
-     ## Example
-     ```python
-     "--actor-num-gpus-per-node 4 --colocate --rollout-num-gpus-per-engine 8 "
-     ```
-     Use instead:
-     ```python
-     "--actor-num-gpus-per-node 4 --colocate --rollout-num-gpus-per-engine 4 "
-     ```
-     """)
-
-
-@check("PAR004")
-def _par004(v: View) -> Violation | None:
+    ## Example
+    ```python
+    "--actor-num-gpus-per-node 4 --colocate --rollout-num-gpus-per-engine 8 "
+    ```
+    Use instead:
+    ```python
+    "--actor-num-gpus-per-node 4 --colocate --rollout-num-gpus-per-engine 4 "
+    ```
+    """
     r = v.rollout()
     if r is None:
         return None
@@ -335,32 +327,29 @@ def _par004(v: View) -> Violation | None:
                      ("engine_gpus", "gpus_per_node"), Severity.WARNING)
 
 
-rule("PAR005", "sglang-ep-vs-tp", Severity.ERROR,
-     "SGLang's expert parallel size does not divide its tensor parallel size.",
-     """
-     ## What it does
-     Checks that the SGLang engine's tensor parallel size (the GPUs per engine in miles)
-     is a multiple of `--sglang-ep-size` (or `--sglang-expert-parallel-size`), and for an SGLang
-     server its `--tp`/`--tp-size` against its `--ep`/`--ep-size` (or `tp_size`/`ep_size`).
-     An error when the EP size is larger than the TP size, a warning otherwise.
+@check("PAR005", "sglang-ep-vs-tp", Severity.ERROR,
+       "SGLang's expert parallel size does not divide its tensor parallel size.")
+def sglang_ep_vs_tp(v: View) -> Violation | None:
+    """
+    ## What it does
+    Checks that the SGLang engine's tensor parallel size (the GPUs per engine in miles)
+    is a multiple of `--sglang-ep-size` (or `--sglang-expert-parallel-size`), and for an SGLang
+    server its `--tp`/`--tp-size` against its `--ep`/`--ep-size` (or `tp_size`/`ep_size`).
+    An error when the EP size is larger than the TP size, a warning otherwise.
 
-     ## Why is this bad?
-     For block-quantized models SGLang stops with `tp_size T must be divisible by ep_size E`
-     when the engines start, after the GPUs are taken.
+    ## Why is this bad?
+    For block-quantized models SGLang stops with `tp_size T must be divisible by ep_size E`
+    when the engines start, after the GPUs are taken.
 
-     ## Example
-     ```python
-     "--rollout-num-gpus-per-engine 2 --sglang-ep-size 4 "
-     ```
-     Use instead:
-     ```python
-     "--rollout-num-gpus-per-engine 4 --sglang-ep-size 4 "
-     ```
-     """)
-
-
-@check("PAR005")
-def _par005(v: View) -> Violation | None:
+    ## Example
+    ```python
+    "--rollout-num-gpus-per-engine 2 --sglang-ep-size 4 "
+    ```
+    Use instead:
+    ```python
+    "--rollout-num-gpus-per-engine 4 --sglang-ep-size 4 "
+    ```
+    """
     sep = v.get("sglang_ep")
     stp = v.sglang_tp()
     if sep <= 1 or stp is None or (stp and stp % sep == 0):
@@ -371,30 +360,27 @@ def _par005(v: View) -> Violation | None:
                      Severity.ERROR if sep > stp else Severity.WARNING)
 
 
-rule("PAR006", "sglang-dp-needs-dp-attention", Severity.ERROR,
-     "`--sglang-dp-size` above 1 without `--sglang-enable-dp-attention`.",
-     """
-     ## What it does
-     Checks that an SGLang data parallel size above 1 comes with
-     `--sglang-enable-dp-attention`.
+@check("PAR006", "sglang-dp-needs-dp-attention", Severity.ERROR,
+       "`--sglang-dp-size` above 1 without `--sglang-enable-dp-attention`.")
+def sglang_dp_needs_dp_attention(v: View) -> Violation | None:
+    """
+    ## What it does
+    Checks that an SGLang data parallel size above 1 comes with
+    `--sglang-enable-dp-attention`.
 
-     ## Why is this bad?
-     The launcher's argument validation asserts it, and the job stops at argument parsing with
-     a bare `AssertionError` that does not say why.
+    ## Why is this bad?
+    The launcher's argument validation asserts it, and the job stops at argument parsing with
+    a bare `AssertionError` that does not say why.
 
-     ## Example
-     ```python
-     "--rollout-num-gpus-per-engine 4 --sglang-dp-size 4 "
-     ```
-     Use instead:
-     ```python
-     "--rollout-num-gpus-per-engine 4 --sglang-dp-size 4 --sglang-enable-dp-attention "
-     ```
-     """)
-
-
-@check("PAR006")
-def _par006(v: View) -> Violation | None:
+    ## Example
+    ```python
+    "--rollout-num-gpus-per-engine 4 --sglang-dp-size 4 "
+    ```
+    Use instead:
+    ```python
+    "--rollout-num-gpus-per-engine 4 --sglang-dp-size 4 --sglang-enable-dp-attention "
+    ```
+    """
     sdp = v.get("sglang_dp")
     if sdp <= 1 or v.flag("dp_attention"):
         return None
@@ -404,30 +390,27 @@ def _par006(v: View) -> Violation | None:
                      ("dp_attention", "sglang_dp"))
 
 
-rule("PAR007", "fsdp-replicate", Severity.ERROR,
-     "The FSDP world size is not divisible by `--dp-replicate-size`.",
-     """
-     ## What it does
-     With `--train-backend fsdp`, checks that `--dp-replicate-size` is at least 1 and divides
-     the world size.
+@check("PAR007", "fsdp-replicate", Severity.ERROR,
+       "The FSDP world size is not divisible by `--dp-replicate-size`.")
+def fsdp_replicate(v: View) -> Violation | None:
+    """
+    ## What it does
+    With `--train-backend fsdp`, checks that `--dp-replicate-size` is at least 1 and divides
+    the world size.
 
-     ## Why is this bad?
-     The FSDP backend stops at argument parsing with
-     `world_size(W) must be divisible by dp_replicate_size(r)`.
+    ## Why is this bad?
+    The FSDP backend stops at argument parsing with
+    `world_size(W) must be divisible by dp_replicate_size(r)`.
 
-     ## Example
-     ```python
-     DP_REPLICATE_SIZE = 3  # on 4 GPUs
-     ```
-     Use instead:
-     ```python
-     DP_REPLICATE_SIZE = 2
-     ```
-     """)
-
-
-@check("PAR007")
-def _par007(v: View) -> Violation | None:
+    ## Example
+    ```python
+    DP_REPLICATE_SIZE = 3  # on 4 GPUs
+    ```
+    Use instead:
+    ```python
+    DP_REPLICATE_SIZE = 2
+    ```
+    """
     if not v.fsdp:
         return None
     r = v.number("dp_replicate", 1)
@@ -440,62 +423,56 @@ def _par007(v: View) -> Violation | None:
                      ("dp_replicate", "gpus_per_node", "nodes"))
 
 
-rule("PAR008", "fsdp-no-cp", Severity.ERROR,
-     "Context parallelism with the FSDP backend.",
-     """
-     ## What it does
-     Checks that a launch with `--train-backend fsdp` does not set a context parallel size
-     above 1.
+@check("PAR008", "fsdp-no-cp", Severity.ERROR,
+       "Context parallelism with the FSDP backend.")
+def fsdp_no_cp(v: View) -> Violation | None:
+    """
+    ## What it does
+    Checks that a launch with `--train-backend fsdp` does not set a context parallel size
+    above 1.
 
-     ## Why is this bad?
-     The launcher stops at argument parsing with
-     `Context parallelism is not supported for FSDP backend.`
+    ## Why is this bad?
+    The launcher stops at argument parsing with
+    `Context parallelism is not supported for FSDP backend.`
 
-     ## Example
-     ```python
-     "--train-backend fsdp --context-parallel-size 2 "
-     ```
-     Use instead:
-     ```python
-     "--train-backend fsdp "
-     ```
-     """)
-
-
-@check("PAR008")
-def _par008(v: View) -> Violation | None:
+    ## Example
+    ```python
+    "--train-backend fsdp --context-parallel-size 2 "
+    ```
+    Use instead:
+    ```python
+    "--train-backend fsdp "
+    ```
+    """
     if not v.fsdp or v.get("cp") == 1:
         return None
     return Violation("PAR008", "Context parallelism is not supported for FSDP backend.",
                      f"CP = {v.get('cp')} with the FSDP backend.", PARSING, ("cp",))
 
 
-rule("PAR009", "layers-per-stage", Severity.ERROR,
-     "The model's layers do not split evenly over the pipeline stages.",
-     """
-     ## What it does
-     Without a virtual or uneven pipeline, checks that the number of layers (plus one for each
-     of `--account-for-embedding-in-pipeline-split` and `--account-for-loss-in-pipeline-split`)
-     is a multiple of the pipeline parallel size.
+@check("PAR009", "layers-per-stage", Severity.ERROR,
+       "The model's layers do not split evenly over the pipeline stages.")
+def layers_per_stage(v: View) -> Violation | None:
+    """
+    ## What it does
+    Without a virtual or uneven pipeline, checks that the number of layers (plus one for each
+    of `--account-for-embedding-in-pipeline-split` and `--account-for-loss-in-pipeline-split`)
+    is a multiple of the pipeline parallel size.
 
-     ## Why is this bad?
-     Megatron-LM's `validate_args` stops with
-     `Number of layers should be divisible by the pipeline-model-parallel size`.
+    ## Why is this bad?
+    Megatron-LM's `validate_args` stops with
+    `Number of layers should be divisible by the pipeline-model-parallel size`.
 
-     ## Example
-     ```python
-     # a 36-layer model
-     "--pipeline-model-parallel-size 8 "
-     ```
-     Use instead:
-     ```python
-     "--pipeline-model-parallel-size 4 "
-     ```
-     """)
-
-
-@check("PAR009")
-def _par009(v: View) -> Violation | None:
+    ## Example
+    ```python
+    # a 36-layer model
+    "--pipeline-model-parallel-size 8 "
+    ```
+    Use instead:
+    ```python
+    "--pipeline-model-parallel-size 4 "
+    ```
+    """
     if v.fsdp:
         return None
     pp = v.get("pp")
@@ -514,31 +491,28 @@ def _par009(v: View) -> Violation | None:
                      f"{shown} layers do not split over PP = {pp}.", PARSING, ("pp",))
 
 
-rule("PAR010", "heads-per-tp", Severity.ERROR,
-     "The attention heads do not split over the tensor parallel ranks.",
-     """
-     ## What it does
-     Checks that `--num-attention-heads` is a multiple of the tensor parallel size.
+@check("PAR010", "heads-per-tp", Severity.ERROR,
+       "The attention heads do not split over the tensor parallel ranks.")
+def heads_per_tp(v: View) -> Violation | None:
+    """
+    ## What it does
+    Checks that `--num-attention-heads` is a multiple of the tensor parallel size.
 
-     ## Why is this bad?
-     Megatron-LM's `TransformerConfig` raises
-     `num_attention_heads (H) must be a multiple of tensor_model_parallel_size (TP).` when the
-     model is built, after the GPUs are taken.
+    ## Why is this bad?
+    Megatron-LM's `TransformerConfig` raises
+    `num_attention_heads (H) must be a multiple of tensor_model_parallel_size (TP).` when the
+    model is built, after the GPUs are taken.
 
-     ## Example
-     ```python
-     # 12 heads
-     "--tensor-model-parallel-size 8 "
-     ```
-     Use instead:
-     ```python
-     "--tensor-model-parallel-size 4 "
-     ```
-     """)
-
-
-@check("PAR010")
-def _par010(v: View) -> Violation | None:
+    ## Example
+    ```python
+    # 12 heads
+    "--tensor-model-parallel-size 8 "
+    ```
+    Use instead:
+    ```python
+    "--tensor-model-parallel-size 4 "
+    ```
+    """
     tp = v.get("tp")
     if tp <= 1:
         return None
@@ -550,31 +524,28 @@ def _par010(v: View) -> Violation | None:
                      f"H = {heads}, TP = {tp}.", MODEL_BUILD, ("tp",))
 
 
-rule("PAR011", "query-groups-per-tp", Severity.ERROR,
-     "The query groups are neither a multiple nor a divisor of the tensor parallel size.",
-     """
-     ## What it does
-     Checks that `--num-query-groups` (default: the number of heads) is a multiple or a
-     divisor of the tensor parallel size. (Megatron core 0.15 and older required a multiple.)
+@check("PAR011", "query-groups-per-tp", Severity.ERROR,
+       "The query groups are neither a multiple nor a divisor of the tensor parallel size.")
+def query_groups_per_tp(v: View) -> Violation | None:
+    """
+    ## What it does
+    Checks that `--num-query-groups` (default: the number of heads) is a multiple or a
+    divisor of the tensor parallel size. (Megatron core 0.15 and older required a multiple.)
 
-     ## Why is this bad?
-     Megatron-LM's `TransformerConfig` raises `num_query_groups (K) must be a multiple or
-     divisor of tensor_model_parallel_size (TP).` when the model is built.
+    ## Why is this bad?
+    Megatron-LM's `TransformerConfig` raises `num_query_groups (K) must be a multiple or
+    divisor of tensor_model_parallel_size (TP).` when the model is built.
 
-     ## Example
-     ```python
-     # 6 query groups
-     "--tensor-model-parallel-size 4 "
-     ```
-     Use instead:
-     ```python
-     "--tensor-model-parallel-size 2 "
-     ```
-     """)
-
-
-@check("PAR011")
-def _par011(v: View) -> Violation | None:
+    ## Example
+    ```python
+    # 6 query groups
+    "--tensor-model-parallel-size 4 "
+    ```
+    Use instead:
+    ```python
+    "--tensor-model-parallel-size 2 "
+    ```
+    """
     tp = v.get("tp")
     if tp <= 1:
         return None
@@ -586,30 +557,27 @@ def _par011(v: View) -> Violation | None:
                      f"K = {groups}, TP = {tp}.", MODEL_BUILD, ("tp",))
 
 
-rule("PAR012", "experts-per-ep", Severity.ERROR,
-     "The experts do not split over the expert parallel ranks.",
-     """
-     ## What it does
-     With an expert parallel size above 1, checks that `--num-experts` is a multiple of it.
+@check("PAR012", "experts-per-ep", Severity.ERROR,
+       "The experts do not split over the expert parallel ranks.")
+def experts_per_ep(v: View) -> Violation | None:
+    """
+    ## What it does
+    With an expert parallel size above 1, checks that `--num-experts` is a multiple of it.
 
-     ## Why is this bad?
-     Megatron-LM's `validate_args` stops with
-     `Number of experts should be a multiple of expert model parallel_size.`
+    ## Why is this bad?
+    Megatron-LM's `validate_args` stops with
+    `Number of experts should be a multiple of expert model parallel_size.`
 
-     ## Example
-     ```python
-     # 60 experts
-     "--expert-model-parallel-size 8 "
-     ```
-     Use instead:
-     ```python
-     "--expert-model-parallel-size 4 "
-     ```
-     """)
-
-
-@check("PAR012")
-def _par012(v: View) -> Violation | None:
+    ## Example
+    ```python
+    # 60 experts
+    "--expert-model-parallel-size 8 "
+    ```
+    Use instead:
+    ```python
+    "--expert-model-parallel-size 4 "
+    ```
+    """
     ep = v.get("ep")
     if ep <= 1:
         return None
@@ -621,32 +589,29 @@ def _par012(v: View) -> Violation | None:
                      f"E = {experts}, EP = {ep}.", PARSING, ("ep",))
 
 
-rule("PAR013", "global-batch", Severity.WARNING,
-     "The global batch is not a multiple of micro batch x data parallel size.",
-     """
-     ## What it does
-     When `--global-batch-size` and `--micro-batch-size` are both set and
-     `--use-dynamic-batch-size` is not, checks `GBS % (MBS * DP) == 0` with
-     `DP = W / (TP * PP * CP)`.
+@check("PAR013", "global-batch", Severity.WARNING,
+       "The global batch is not a multiple of micro batch x data parallel size.")
+def global_batch(v: View) -> Violation | None:
+    """
+    ## What it does
+    When `--global-batch-size` and `--micro-batch-size` are both set and
+    `--use-dynamic-batch-size` is not, checks `GBS % (MBS * DP) == 0` with
+    `DP = W / (TP * PP * CP)`.
 
-     ## Why is this bad?
-     Megatron-LM's microbatch calculator stops with `global batch size (G) is not divisible by
-     micro batch size (m) times data parallel size (d)`.
+    ## Why is this bad?
+    Megatron-LM's microbatch calculator stops with `global batch size (G) is not divisible by
+    micro batch size (m) times data parallel size (d)`.
 
-     ## Example
-     ```python
-     # W=4, TP1: DP=4
-     "--global-batch-size 6 --micro-batch-size 1 "
-     ```
-     Use instead:
-     ```python
-     "--global-batch-size 8 --micro-batch-size 1 "
-     ```
-     """)
-
-
-@check("PAR013")
-def _par013(v: View) -> Violation | None:
+    ## Example
+    ```python
+    # W=4, TP1: DP=4
+    "--global-batch-size 6 --micro-batch-size 1 "
+    ```
+    Use instead:
+    ```python
+    "--global-batch-size 8 --micro-batch-size 1 "
+    ```
+    """
     if v.fsdp or v.flag("dynamic_batch"):
         return None
     gbs, mbs = v.number("gbs"), v.number("mbs")
@@ -663,30 +628,27 @@ def _par013(v: View) -> Violation | None:
                      f"GBS = {gbs}, MBS x DP = {mbs} x {dp}.", PARSING, ("gbs", "mbs"),)
 
 
-rule("PAR014", "cp-seq-length", Severity.ERROR,
-     "The sequence length is not a multiple of 2 x CP.",
-     """
-     ## What it does
-     With a context parallel size above 1, checks that `--seq-length` (when given) is a
-     multiple of `2 * CP`.
+@check("PAR014", "cp-seq-length", Severity.ERROR,
+       "The sequence length is not a multiple of 2 x CP.")
+def cp_seq_length(v: View) -> Violation | None:
+    """
+    ## What it does
+    With a context parallel size above 1, checks that `--seq-length` (when given) is a
+    multiple of `2 * CP`.
 
-     ## Why is this bad?
-     Megatron-LM's `validate_args` stops with `seq-length should be a multiple of
-     2 * context-parallel-size if context-parallel-size > 1.`
+    ## Why is this bad?
+    Megatron-LM's `validate_args` stops with `seq-length should be a multiple of
+    2 * context-parallel-size if context-parallel-size > 1.`
 
-     ## Example
-     ```python
-     "--context-parallel-size 4 --seq-length 4100 "
-     ```
-     Use instead:
-     ```python
-     "--context-parallel-size 4 --seq-length 4096 "
-     ```
-     """)
-
-
-@check("PAR014")
-def _par014(v: View) -> Violation | None:
+    ## Example
+    ```python
+    "--context-parallel-size 4 --seq-length 4100 "
+    ```
+    Use instead:
+    ```python
+    "--context-parallel-size 4 --seq-length 4096 "
+    ```
+    """
     cp = v.get("cp")
     if cp <= 1 or v.fsdp:
         return None
@@ -698,32 +660,29 @@ def _par014(v: View) -> Violation | None:
                      f"seq_length = {seq}, 2 x CP = {2 * cp}.", PARSING, ("seq_length", "cp"))
 
 
-rule("PAR015", "interleaved-needs-pp", Severity.ERROR,
-     "An interleaved (virtual) pipeline with too few pipeline stages.",
-     """
-     ## What it does
-     When a virtual pipeline is set (`--num-layers-per-virtual-pipeline-stage` or
-     `--num-virtual-stages-per-pipeline-rank`), checks that the pipeline parallel size is above
-     2 (above 1 with `--overlap-p2p-comm`).
+@check("PAR015", "interleaved-needs-pp", Severity.ERROR,
+       "An interleaved (virtual) pipeline with too few pipeline stages.")
+def interleaved_needs_pp(v: View) -> Violation | None:
+    """
+    ## What it does
+    When a virtual pipeline is set (`--num-layers-per-virtual-pipeline-stage` or
+    `--num-virtual-stages-per-pipeline-rank`), checks that the pipeline parallel size is above
+    2 (above 1 with `--overlap-p2p-comm`).
 
-     ## Why is this bad?
-     Megatron-LM's `validate_args` stops with `When interleaved schedule is used and p2p
-     communication overlap is disabled, pipeline-model-parallel size should be greater than 2
-     ...`.
+    ## Why is this bad?
+    Megatron-LM's `validate_args` stops with `When interleaved schedule is used and p2p
+    communication overlap is disabled, pipeline-model-parallel size should be greater than 2
+    ...`.
 
-     ## Example
-     ```python
-     "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 4 "
-     ```
-     Use instead:
-     ```python
-     "--pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 4 "
-     ```
-     """)
-
-
-@check("PAR015")
-def _par015(v: View) -> Violation | None:
+    ## Example
+    ```python
+    "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 4 "
+    ```
+    Use instead:
+    ```python
+    "--pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 4 "
+    ```
+    """
     if v.fsdp or not (v.number("vpp") or v.number("vpp_layers")):
         return None
     pp = v.get("pp")
@@ -742,30 +701,27 @@ def _par015(v: View) -> Violation | None:
     return Violation("PAR015", message, f"PP = {pp} with a virtual pipeline.", PARSING, ("pp",))
 
 
-rule("PAR016", "ep-tp-needs-sp", Severity.WARNING,
-     "Expert and tensor parallelism without `--sequence-parallel`.",
-     """
-     ## What it does
-     Checks that a launch with both an expert parallel size and a tensor parallel size above 1
-     sets `--sequence-parallel`.
+@check("PAR016", "ep-tp-needs-sp", Severity.WARNING,
+       "Expert and tensor parallelism without `--sequence-parallel`.")
+def ep_tp_needs_sp(v: View) -> Violation | None:
+    """
+    ## What it does
+    Checks that a launch with both an expert parallel size and a tensor parallel size above 1
+    sets `--sequence-parallel`.
 
-     ## Why is this bad?
-     Megatron-LM's `ModelParallelConfig` refuses it: `When using expert parallelism and tensor
-     parallelism for training, sequence parallelism must be used`.
+    ## Why is this bad?
+    Megatron-LM's `ModelParallelConfig` refuses it: `When using expert parallelism and tensor
+    parallelism for training, sequence parallelism must be used`.
 
-     ## Example
-     ```python
-     "--tensor-model-parallel-size 2 --expert-model-parallel-size 2 "
-     ```
-     Use instead:
-     ```python
-     "--tensor-model-parallel-size 2 --expert-model-parallel-size 2 --sequence-parallel "
-     ```
-     """)
-
-
-@check("PAR016")
-def _par016(v: View) -> Violation | None:
+    ## Example
+    ```python
+    "--tensor-model-parallel-size 2 --expert-model-parallel-size 2 "
+    ```
+    Use instead:
+    ```python
+    "--tensor-model-parallel-size 2 --expert-model-parallel-size 2 --sequence-parallel "
+    ```
+    """
     if v.fsdp or v.get("ep") <= 1 or v.get("tp") <= 1 or v.flag("sequence_parallel"):
         return None
     return Violation("PAR016", "When using expert parallelism and tensor parallelism for "
@@ -774,32 +730,29 @@ def _par016(v: View) -> Violation | None:
                      MODEL_BUILD, ("sequence_parallel", "ep", "tp"))
 
 
-rule("PAR017", "sglang-heads-per-tp", Severity.ERROR,
-     "The attention heads do not split over SGLang's attention TP.",
-     """
-     ## What it does
-     Checks the SGLang engine's attention tensor parallel size
-     `a = TP / (DP if --sglang-enable-dp-attention else 1)` against the model: the heads must be
-     a multiple of `a`, and the KV heads a multiple of `a` (or a divisor of it when fewer).
+@check("PAR017", "sglang-heads-per-tp", Severity.ERROR,
+       "The attention heads do not split over SGLang's attention TP.")
+def sglang_heads_per_tp(v: View) -> Violation | None:
+    """
+    ## What it does
+    Checks the SGLang engine's attention tensor parallel size
+    `a = TP / (DP if --sglang-enable-dp-attention else 1)` against the model: the heads must be
+    a multiple of `a`, and the KV heads a multiple of `a` (or a divisor of it when fewer).
 
-     ## Why is this bad?
-     The SGLang model asserts it when it is loaded, after the GPUs are taken, with a bare
-     assertion.
+    ## Why is this bad?
+    The SGLang model asserts it when it is loaded, after the GPUs are taken, with a bare
+    assertion.
 
-     ## Example
-     ```python
-     # 16 heads
-     "--rollout-num-gpus-per-engine 32 "
-     ```
-     Use instead:
-     ```python
-     "--rollout-num-gpus-per-engine 8 "
-     ```
-     """)
-
-
-@check("PAR017")
-def _par017(v: View) -> Violation | None:
+    ## Example
+    ```python
+    # 16 heads
+    "--rollout-num-gpus-per-engine 32 "
+    ```
+    Use instead:
+    ```python
+    "--rollout-num-gpus-per-engine 8 "
+    ```
+    """
     stp = v.sglang_tp()
     if not stp:
         return None
@@ -821,30 +774,27 @@ def _par017(v: View) -> Violation | None:
                      ENGINE_START, ("engine_gpus", "sglang_dp", "dp_attention"))
 
 
-rule("PAR018", "sglang-experts-per-ep", Severity.ERROR,
-     "The experts do not split over SGLang's expert parallel ranks.",
-     """
-     ## What it does
-     With an SGLang expert parallel size above 1, checks that `--num-experts` is a multiple
-     of it.
+@check("PAR018", "sglang-experts-per-ep", Severity.ERROR,
+       "The experts do not split over SGLang's expert parallel ranks.")
+def sglang_experts_per_ep(v: View) -> Violation | None:
+    """
+    ## What it does
+    With an SGLang expert parallel size above 1, checks that `--num-experts` is a multiple
+    of it.
 
-     ## Why is this bad?
-     SGLang's expert location setup asserts it when the engines start, with a bare assertion.
+    ## Why is this bad?
+    SGLang's expert location setup asserts it when the engines start, with a bare assertion.
 
-     ## Example
-     ```python
-     # 60 experts
-     "--sglang-ep-size 8 "
-     ```
-     Use instead:
-     ```python
-     "--sglang-ep-size 4 "
-     ```
-     """)
-
-
-@check("PAR018")
-def _par018(v: View) -> Violation | None:
+    ## Example
+    ```python
+    # 60 experts
+    "--sglang-ep-size 8 "
+    ```
+    Use instead:
+    ```python
+    "--sglang-ep-size 4 "
+    ```
+    """
     sep = v.get("sglang_ep")
     if sep <= 1:
         return None
@@ -856,26 +806,27 @@ def _par018(v: View) -> Violation | None:
                      f"E = {experts}, SGLang EP = {sep}.", ENGINE_START, ("sglang_ep",))
 
 
-rule("PAR019", "unresolved", Severity.INFO,
-     "A value a PAR rule needs cannot be determined statically.",
-     """
-     ## What it does
-     Reports a value of a launch (a flag, the model, whether the launch runs at all) that the
-     evaluator cannot decide without running code: an environment variable CI sets to what
-     cannot be known, a function from outside the repository, a condition on either. A flag a
-     branch on such a condition sets (an append, an assignment, an environment write) is one
-     of them; so is a run that a `raise` ends before its launches. The rules that need it are
-     not evaluated; rocmbot never guesses and never drops a launch silently.
+@rule("PAR019", "unresolved", Severity.INFO,
+      "A value a PAR rule needs cannot be determined statically.")
+class Unresolved:
+    """
+    ## What it does
+    Reports a value of a launch (a flag, the model, whether the launch runs at all) that the
+    evaluator cannot decide without running code: an environment variable CI sets to what
+    cannot be known, a function from outside the repository, a condition on either. A flag a
+    branch on such a condition sets (an append, an assignment, an environment write) is one
+    of them; so is a run that a `raise` ends before its launches. The rules that need it are
+    not evaluated; rocmbot never guesses and never drops a launch silently.
 
-     ## Why is this bad?
-     It is not wrong, but it is not checked: a broken layout behind it reaches the GPU runner.
+    ## Why is this bad?
+    It is not wrong, but it is not checked: a broken layout behind it reaches the GPU runner.
 
-     ## Example
-     ```python
-     TP = int(os.environ["TP"])
-     ```
-     Use instead: a literal, a module constant or a dataclass field the test sets.
-     """)
+    ## Example
+    ```python
+    TP = int(os.environ["TP"])
+    ```
+    Use instead: a literal, a module constant or a dataclass field the test sets.
+    """
 
 
 # ----- evaluation ----------------------------------------------------------------------------

@@ -57,11 +57,9 @@ MAX_PLACES = 8
 
 # -- the rules ---------------------------------------------------------------------------
 
-PIN001 = rule(
-    "PIN001",
-    "version-conflict",
-    Severity.ERROR,
-    "One package is pinned to different versions (or git refs) within a pin group.",
+@rule("PIN001", "version-conflict", Severity.ERROR,
+      "One package is pinned to different versions (or git refs) within a pin group.")
+class VersionConflict:
     """
     ## What it does
     Compares every pin (`==`, `===`, a git URL at a ref) of a package across the places of one
@@ -83,14 +81,12 @@ PIN001 = rule(
     - run: pip install "numba==0.64.0"
     ```
     Use instead: the same `numba==0.65.1` in both.
-    """,
-)
+    """
 
-PIN002 = rule(
-    "PIN002",
-    "pinned-here-loose-there",
-    Severity.WARNING,
-    "A package pinned in one place is installed unpinned or with a range in another.",
+
+@rule("PIN002", "pinned-here-loose-there", Severity.WARNING,
+      "A package pinned in one place is installed unpinned or with a range in another.")
+class PinnedHereLooseThere:
     """
     ## What it does
     Reports the install commands that name a package without a pin (or with a range that
@@ -110,14 +106,12 @@ PIN002 = rule(
     - run: pip install numba
     ```
     Use instead: `pip install "numba==0.65.1"` in the workflow too.
-    """,
-)
+    """
 
-PIN003 = rule(
-    "PIN003",
-    "missing-from-install-path",
-    Severity.ERROR,
-    "A package installed by one install path is missing from an alternative path.",
+
+@rule("PIN003", "missing-from-install-path", Severity.ERROR,
+      "A package installed by one install path is missing from an alternative path.")
+class MissingFromInstallPath:
     """
     ## What it does
     Finds alternative install paths of a workflow: steps of one job whose `if:` conditions are
@@ -141,14 +135,12 @@ PIN003 = rule(
       run: pip install polars
     ```
     Use instead: add `"numba==0.65.1"` to `Install (miles only)`.
-    """,
-)
+    """
 
-PIN004 = rule(
-    "PIN004",
-    "image-ci-divergence",
-    Severity.WARNING,
-    "The workflow pins a package the image never installs, or reinstalls an image pin.",
+
+@rule("PIN004", "image-ci-divergence", Severity.WARNING,
+      "The workflow pins a package the image never installs, or reinstalls an image pin.")
+class ImageCiDivergence:
     """
     ## What it does
     Reports workflow installs (a step, or a script it runs, `docker exec` lines included) that
@@ -168,14 +160,12 @@ PIN004 = rule(
     - run: pip install polars "xxhash==3.5.0"
     ```
     Use instead: add `"xxhash==3.5.0"` to the Dockerfile as well.
-    """,
-)
+    """
 
-PIN005 = rule(
-    "PIN005",
-    "requirements-drift",
-    Severity.WARNING,
-    "A requirements file's pin differs from the Dockerfile or workflow.",
+
+@rule("PIN005", "requirements-drift", Severity.WARNING,
+      "A requirements file's pin differs from the Dockerfile or workflow.")
+class RequirementsDrift:
     """
     ## What it does
     Compares the pins of the requirements files a group installs (`pip install -r`, mapped
@@ -197,14 +187,12 @@ PIN005 = rule(
     RUN pip install -r /tmp/requirements.txt && pip install "numba==0.65.1"
     ```
     Use instead: `numba==0.65.1` in `requirements.txt`.
-    """,
-)
+    """
 
-PIN006 = rule(
-    "PIN006",
-    "git-ref-drift",
-    Severity.WARNING,
-    "The same git URL dependency is installed at different refs in two Dockerfiles.",
+
+@rule("PIN006", "git-ref-drift", Severity.WARNING,
+      "The same git URL dependency is installed at different refs in two Dockerfiles.")
+class GitRefDrift:
     """
     ## What it does
     Compares git URL installs (`git+https://github.com/org/repo.git@ref`) across every
@@ -225,8 +213,7 @@ PIN006 = rule(
     RUN pip install "git+https://github.com/org/lib.git@2222222"
     ```
     Use instead: the same commit in both.
-    """,
-)
+    """
 
 # -- places and groups -------------------------------------------------------------------
 

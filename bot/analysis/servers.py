@@ -536,30 +536,6 @@ def _server(node: ast.Call, module: Module, scopes: _Scopes, launchers: frozense
 
 START = "The server fails when it starts, after the test has waited for it."
 
-rule("PAR020", "sglang-dp-attention-split", Severity.ERROR,
-     "With DP attention, SGLang's data parallel size does not divide its tensor parallel size.",
-     """
-     ## What it does
-     For an SGLang server started with `--enable-dp-attention` (or `enable_dp_attention=True`),
-     checks that the data parallel size divides the tensor parallel size: DP attention splits
-     the `tp` GPUs into `dp` attention groups.
-
-     ## Why is this bad?
-     SGLang's `ServerArgs` asserts `self.tp_size % self.dp_size == 0` when DP attention is on
-     (`python/sglang/srt/server_args.py`), so the server stops with a bare `AssertionError`
-     before it serves anything.
-
-     ## Example
-     ```python
-     other_args=["--tp", "4", "--dp", "3", "--enable-dp-attention"]
-     ```
-     Use instead:
-     ```python
-     other_args=["--tp", "4", "--dp", "4", "--enable-dp-attention"]
-     ```
-     """)
-
-
 @dataclass(slots=True)
 class Checked:
     findings: list[Finding]
@@ -671,7 +647,29 @@ def _ep(server: Server, gpus: int | None) -> Result:
             Severity.ERROR if ep > tp else Severity.WARNING)
 
 
+@rule("PAR020", "sglang-dp-attention-split", Severity.ERROR,
+      "With DP attention, SGLang's data parallel size does not divide its tensor parallel size.")
 def _dp_attention(server: Server, gpus: int | None) -> Result:
+    """
+    ## What it does
+    For an SGLang server started with `--enable-dp-attention` (or `enable_dp_attention=True`),
+    checks that the data parallel size divides the tensor parallel size: DP attention splits
+    the `tp` GPUs into `dp` attention groups.
+
+    ## Why is this bad?
+    SGLang's `ServerArgs` asserts `self.tp_size % self.dp_size == 0` when DP attention is on
+    (`python/sglang/srt/server_args.py`), so the server stops with a bare `AssertionError`
+    before it serves anything.
+
+    ## Example
+    ```python
+    other_args=["--tp", "4", "--dp", "3", "--enable-dp-attention"]
+    ```
+    Use instead:
+    ```python
+    other_args=["--tp", "4", "--dp", "4", "--enable-dp-attention"]
+    ```
+    """
     if not _on(server, "dp_attention"):
         return None
     tp, dp = _number(server, "tp"), _number(server, "dp")

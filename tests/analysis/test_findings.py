@@ -1,17 +1,39 @@
-"""The rule catalogue: an id, once given, keeps naming the same rule."""
+"""The rule catalogue: an id, once given, keeps naming the one rule that declares it."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.analysis.findings import RULES, Severity, rule
+from bot.analysis.findings import RULES, Rule, Severity, rule
 
 
-def test_a_rule_id_cannot_be_reused_for_another_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rule_id_cannot_be_declared_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     original = RULES["REG001"]
     monkeypatch.setitem(RULES, "REG001", original)
-    with pytest.raises(ValueError, match=f"rule id REG001 already names {original.slug}"):
-        rule("REG001", "something-else", Severity.INFO, "another rule")
+    declare = rule("REG001", original.slug, original.severity, original.summary)
+    with pytest.raises(ValueError, match=f"rule id REG001 already names {original.slug} "
+                                         r"\(in bot\.analysis\.findings\)"):
+        declare(type("Again", (), {"__doc__": original.doc}))
     assert RULES["REG001"] is original
-    again = rule("REG001", original.slug, original.severity, original.summary, original.doc)
-    assert RULES["REG001"] is again and again == original
+
+
+def test_a_rule_is_declared_with_its_docstring_and_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(RULES, "TST001", raising=False)
+
+    @rule("TST001", "a-test-rule", Severity.INFO, "A rule for this test.")
+    def checks() -> None:
+        """
+        ## What it does
+        Nothing.
+        """
+
+    assert RULES.pop("TST001") == Rule("TST001", "a-test-rule", Severity.INFO, "A rule for this test.",
+                                       "## What it does\nNothing.", __name__)
+
+
+def test_a_rule_without_documentation_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"rule TST002 has no documentation: \S*\.Bare has no docstring"):
+        @rule("TST002", "undocumented", Severity.INFO, "A rule without docs.")
+        class Bare:
+            pass
+    assert "TST002" not in RULES
