@@ -10,7 +10,8 @@ import pytest
 
 from bot.analysis import pins
 from bot.analysis.findings import Finding, Severity
-from bot.analysis.pins import analyze_pins, complementary, describe_groups, is_rocm_name
+from bot.analysis.pins import analyze_pins, complementary, describe_groups, is_rocm_name, matrix
+from bot.analysis.pins import files as pin_files
 from bot.analysis.snapshot import Snapshot
 from bot.analysis.source import Unreadable
 from bot.analysis.tree import FolderTree
@@ -510,7 +511,7 @@ def test_the_matrix_marks_mismatches_and_missing_packages(tmp_path: Path) -> Non
 
 
 def test_the_matrix_is_cut_at_its_row_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pins, "MAX_ROWS", 1)
+    monkeypatch.setattr(matrix, "MAX_ROWS", 1)
     snap = snapshot(tmp_path, {
         "docker/Dockerfile.rocm": 'FROM x\nRUN pip install "a==1" "b==1"\n',
         ".github/workflows/ci-rocm.yml": workflow("""
@@ -637,7 +638,7 @@ def test_each_file_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         calls.append(path)
         return parse_workflow(path, text)
 
-    monkeypatch.setattr(pins, "parse_workflow", counting)
+    monkeypatch.setattr(pin_files, "parse_workflow", counting)
     snap = snapshot(tmp_path, {
         "docker/Dockerfile.rocm": DOCKERFILE_ROCM,
         ".github/workflows/_run-ci-rocm.yml": workflow(ALTERNATIVES),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.analysis import pins
 from bot.analysis.engine import analyze, audit
+from bot.analysis.pins import files as pin_files
 from bot.analysis.report import Report, TestEntry
 from bot.analysis.tree import GitRepository
 from tests.gitrepo import GitRepo
@@ -187,7 +187,7 @@ def test_a_change_of_python_files_only_never_reads_the_pin_groups(
     git_repo.write(ROCM_TEST, 'register_rocm_ci(601, "stage-b-1-gpu-mi350")\n')
     head = git_repo.commit()
     parsed: list[str] = []
-    monkeypatch.setattr(pins, "parse_dockerfile", lambda path, text: parsed.append(path))
+    monkeypatch.setattr(pin_files, "parse_dockerfile", lambda path, text: parsed.append(path))
     report = _run(git_repo, base, head)
     assert _entry(report, ROCM_TEST).change == "modified"
     assert parsed == []

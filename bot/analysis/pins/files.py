@@ -1,0 +1,157 @@
+"""Every Dockerfile, workflow, requirements file and shell script of a snapshot that the pin
+rules need, each read and parsed once."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from bot.analysis.dockerfile import Dockerfile, parse_dockerfile
+from bot.analysis.findings import Finding
+from bot.analysis.requirements import (
+    Entry,
+    FileRef,
+    Install,
+    RequirementsFile,
+    install_from,
+    parse_requirements,
+    relative_candidates,
+)
+from bot.analysis.shell import newlines_before, pip_installs, script_runs
+from bot.analysis.source import Sources, Unreadable
+from bot.analysis.workflows import Workflow, parse_workflow
+
+
+class Files:
+    """The snapshot's Dockerfiles, workflows and requirements files, each parsed once."""
+
+    def __init__(self, sources: Sources) -> None:
+        # the sources, not the snapshot: the snapshot keeps what is made from these files,
+        # which then refers back to nothing that keeps the snapshot alive
+        self.sources = sources
+        self.problems: dict[str, Finding] = {}
+        self._dockerfiles: dict[str, Dockerfile | None] = {}
+        self._workflows: dict[str, Workflow | None] = {}
+        self._requirements: dict[str, RequirementsFile | None] = {}
+        self._scripts: dict[str, Script | None] = {}
+        self._folders: frozenset[str] | None = None
+
+    def text(self, path: str) -> str | None:
+        text = self.sources.text(path)
+        if isinstance(text, Unreadable):
+            self.problems[path] = text.finding()
+            return None
+        return text
+
+    def exists(self, path: str) -> bool:
+        return self.sources.text(path) is not None
+
+    def dockerfile(self, path: str) -> Dockerfile | None:
+        if path not in self._dockerfiles:
+            text = self.text(path)
+            self._dockerfiles[path] = None if text is None else parse_dockerfile(path, text)
+        return self._dockerfiles[path]
+
+    def workflow(self, path: str) -> Workflow | None:
+        if path not in self._workflows:
+            text = self.text(path)
+            parsed = None if text is None else self.sources.parsed(path, parse_workflow)
+            if isinstance(parsed, Unreadable):
+                self.problems[path] = parsed.finding()
+                parsed = None
+            self._workflows[path] = parsed
+        return self._workflows[path]
+
+    def requirements(self, path: str) -> RequirementsFile | None:
+        if path not in self._requirements:
+            text = self.text(path)
+            self._requirements[path] = None if text is None else parse_requirements(path, text)
+        return self._requirements[path]
+
+    def script(self, path: str) -> Script | None:
+        if path not in self._scripts:
+            text = self.text(path)
+            self._scripts[path] = None if text is None else parse_script(path, text)
+        return self._scripts[path]
+
+    def resolve(self, ref: FileRef) -> str | None:
+        """The repository file a `-r`/`-c` names: its first candidate that exists."""
+        return next((p for p in ref.candidates if self.exists(p)), None)
+
+    def is_folder(self, path: str) -> bool:
+        """Whether a repository folder of that path holds files (listed once, when asked)."""
+        if self._folders is None:
+            folders: set[str] = set()
+            for file in self.sources.tree.list("**"):
+                folder = posixpath.dirname(file)
+                while folder and folder not in folders:
+                    folders.add(folder)
+                    folder = posixpath.dirname(folder)
+            self._folders = frozenset(folders)
+        return path in self._folders
+
+    def local(self, entry: Entry) -> bool:
+        """A bare name that is a folder of the repository where the command runs: a local
+        project (`pip install python` in the checkout), not a package."""
+        return any(self.is_folder(p) for p in entry.folders)
+
+    def run_scripts(self, refs: Iterable[FileRef], seen: set[str],
+                    envs: set[str] | None = None) -> list[tuple[str, Install]]:
+        """The installs of the scripts a command runs, and of those they run, in order.
+
+        A script that makes an environment of its own (`conda create`, `python -m venv`)
+        installs into it, not where it runs: it is left out (and put in ``envs``).
+        """
+        out: list[tuple[str, Install]] = []
+        for ref in refs:
+            path = self.resolve(ref)
+            if path is None or path in seen:
+                continue
+            seen.add(path)
+            parsed = self.script(path)
+            if parsed is None:
+                continue
+            if parsed.new_env:
+                if envs is not None:
+                    envs.add(path)
+                continue
+            out.extend((path, install) for install in parsed.installs)
+            out.extend(self.run_scripts(parsed.scripts, seen, envs))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """A shell script's installs and the scripts it runs, as repository paths."""
+
+    installs: tuple[Install, ...]
+    scripts: tuple[FileRef, ...]
+    new_env: bool = False  # it creates an environment and installs there
+
+
+_NEW_ENV = re.compile(
+    r"(?m)^[^#\n]*?(?:\b(?:micromamba|mamba|conda)\s+create\b|\bpython[\d.]*\s+-m\s+venv\b"
+    r"|\bvirtualenv\s|\buv\s+venv\b)"
+)
+
+
+def parse_script(path: str, text: str) -> Script:
+    """A shell script read with the parser of `run:` steps; paths relative to the checkout
+    (where CI runs it from) or to the script's folder."""
+    folder = posixpath.dirname(path)
+    newline = newlines_before(text)
+
+    def line_of(pos: int) -> int:
+        return 1 + newline(pos)
+
+    def resolve(name: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*relative_candidates(".", name),
+                                    *relative_candidates(folder, name)]))
+
+    installs = tuple(install_from(cmd, line_of, lambda t: t, resolve)
+                     for cmd in (pip_installs(text) if "pip" in text else ()))
+    scripts = tuple(FileRef(w.text, line_of(w.start), False, resolve(w.text))
+                    for w in script_runs(text))
+    return Script(installs, scripts, _NEW_ENV.search(text) is not None)
