@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import pytest
 
+from bot.analysis import findings
 from bot.analysis.findings import RULES, Rule, Severity, rule
 
 
 def test_a_rule_id_cannot_be_declared_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     original = RULES["REG001"]
-    monkeypatch.setitem(RULES, "REG001", original)
+    monkeypatch.setattr(findings, "RULES", {"REG001": original})
     declare = rule("REG001", original.slug, original.severity, original.summary)
     with pytest.raises(ValueError, match=f"rule id REG001 already names {original.slug} "
                                          r"\(in bot\.analysis\.findings\)"):
         declare(type("Again", (), {"__doc__": original.doc}))
-    assert RULES["REG001"] is original
+    assert findings.RULES == {"REG001": original}
 
 
 def test_a_rule_is_declared_with_its_docstring_and_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(RULES, "TST001", raising=False)
+    monkeypatch.setattr(findings, "RULES", {})
 
     @rule("TST001", "a-test-rule", Severity.INFO, "A rule for this test.")
     def checks() -> None:
@@ -27,13 +28,14 @@ def test_a_rule_is_declared_with_its_docstring_and_module(monkeypatch: pytest.Mo
         Nothing.
         """
 
-    assert RULES.pop("TST001") == Rule("TST001", "a-test-rule", Severity.INFO, "A rule for this test.",
-                                       "## What it does\nNothing.", __name__)
+    assert findings.RULES == {"TST001": Rule("TST001", "a-test-rule", Severity.INFO, "A rule for this test.",
+                                             "## What it does\nNothing.", __name__)}
 
 
-def test_a_rule_without_documentation_is_refused() -> None:
+def test_a_rule_without_documentation_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(findings, "RULES", {})
     with pytest.raises(ValueError, match=r"rule TST002 has no documentation: \S*\.Bare has no docstring"):
         @rule("TST002", "undocumented", Severity.INFO, "A rule without docs.")
         class Bare:
             pass
-    assert "TST002" not in RULES
+    assert findings.RULES == {}
