@@ -7,11 +7,20 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from bot.service.router import Router
 from tests.gitrepo import GitRepo
 
 settings.register_profile("ci", deadline=None, max_examples=200)
 settings.register_profile("dev", deadline=None, max_examples=60)
 settings.load_profile("ci")
+
+
+@pytest.fixture
+def product_router() -> Router:
+    """The product's handlers, as the CLI's composition root builds them for the service."""
+    from bot.cli.wiring import build_router
+
+    return build_router()
 
 
 @pytest.fixture
