@@ -308,9 +308,19 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_sandbox(args: argparse.Namespace) -> int:
-    from bot.cli.sandbox import run_sandbox
+# What `rocmbot sandbox` needs beyond rocmbot: the simulator and its one dependency of its own.
+SANDBOX_MODULES = ("ghsim", "jsonschema", "referencing")
 
+
+def _cmd_sandbox(args: argparse.Namespace) -> int:
+    try:
+        from bot.cli.sandbox import run_sandbox
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in SANDBOX_MODULES:
+            raise
+        raise UsageError(f"the sandbox needs the GitHub simulator, which is not installed ({exc.name}): "
+                         "from a rocmbot checkout, pip install -e '.[sandbox]' -e sim "
+                         "(or run bin/run sandbox)") from exc
     return run_sandbox(sys.stdin, sys.stdout, folder=args.dir, port=args.port)
 
 
