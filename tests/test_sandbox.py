@@ -19,6 +19,7 @@ from bot.cli.sandbox import REPO, TEST, run_sandbox, sandbox
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_the_example_pr_is_analysed_and_what_was_posted_is_readable_without_a_token(tmp_path: Path) -> None:
     with sandbox(tmp_path) as box:
         box.open()
@@ -32,6 +33,7 @@ def test_the_example_pr_is_analysed_and_what_was_posted_is_readable_without_a_to
     assert [c["path"] for c in inline] == [TEST] and "PAR002" in inline[0]["body"]
 
 
+@pytest.mark.slow
 def test_a_command_and_a_fix_push_from_standard_input(tmp_path: Path) -> None:
     out = io.StringIO()
     commands = io.StringIO("comment /run-amd\n\nbogus\npush-fix\nquit\nshow\n")
