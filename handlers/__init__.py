@@ -1,4 +1,5 @@
-"""Webhook handlers, one concern per module; their routers are combined here and only here."""
+"""Webhook handlers, one concern per module; their routers are combined here and only here, and
+the CLI's composition root (bot/cli/wiring.py) hands the result to the service."""
 
 from __future__ import annotations
 

@@ -7,11 +7,33 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from bot.service.router import Router
 from tests.gitrepo import GitRepo
+
+# Suites that start servers and processes end to end: marked `slow` as they are collected, so
+# `pytest -m "not slow"` is a quick local run (CONTRIBUTING.md); bin/test and CI run everything.
+# A single slow test elsewhere carries `@pytest.mark.slow` itself.
+SLOW_SUITES = ("tests/e2e/", "tests/chaos/", "tests/service/test_multiprocess.py")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.relative_to(ROOT).as_posix().startswith(SLOW_SUITES):
+            item.add_marker(pytest.mark.slow)
+
 
 settings.register_profile("ci", deadline=None, max_examples=200)
 settings.register_profile("dev", deadline=None, max_examples=60)
 settings.load_profile("ci")
+
+
+@pytest.fixture
+def product_router() -> Router:
+    """The product's handlers, as the CLI's composition root builds them for the service."""
+    from bot.cli.wiring import build_router
+
+    return build_router()
 
 
 @pytest.fixture

@@ -273,6 +273,7 @@ def test_the_pre_commit_hook_audits_the_files_as_they_are(
     assert capsys.readouterr().out.startswith("rocmbot audit working tree: no problems")
 
 
+@pytest.mark.slow
 def test_bin_run_is_a_command_run_where_it_is_called(git_repo: GitRepo) -> None:
     """Relative paths are the caller's, and the install step is skipped when nothing changed."""
     project = Path(__file__).resolve().parents[1]

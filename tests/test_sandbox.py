@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import io
+import json
+import re
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import httpx
+import pytest
 
 from bot.cli import build_parser
 from bot.cli.sandbox import REPO, TEST, run_sandbox, sandbox
 
+ROOT = Path(__file__).resolve().parents[1]
 
+
+@pytest.mark.slow
 def test_the_example_pr_is_analysed_and_what_was_posted_is_readable_without_a_token(tmp_path: Path) -> None:
     with sandbox(tmp_path) as box:
         box.open()
@@ -24,6 +33,7 @@ def test_the_example_pr_is_analysed_and_what_was_posted_is_readable_without_a_to
     assert [c["path"] for c in inline] == [TEST] and "PAR002" in inline[0]["body"]
 
 
+@pytest.mark.slow
 def test_a_command_and_a_fix_push_from_standard_input(tmp_path: Path) -> None:
     out = io.StringIO()
     commands = io.StringIO("comment /run-amd\n\nbogus\npush-fix\nquit\nshow\n")
@@ -38,3 +48,31 @@ def test_a_command_and_a_fix_push_from_standard_input(tmp_path: Path) -> None:
     assert fixed.startswith("push-fix") and "rocmbot / analysis: success" in fixed
     assert "ROCm runs dispatched: 1" in fixed and "rocmbot / rocm: queued" in fixed
     assert build_parser().parse_args(["sandbox", "--port", "0"]).command == "sandbox"
+
+
+@pytest.mark.parametrize("missing", ["ghsim", "jsonschema"])
+def test_without_the_simulator_the_command_says_how_to_install_it(missing: str) -> None:
+    probe = (f"import sys; sys.modules[{missing!r}] = None; "  # its import fails as when not installed
+             "from bot.cli import main; sys.exit(main(['sandbox']))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("rocmbot: error: the sandbox needs the GitHub simulator")
+    assert f"({missing})" in proc.stderr and "pip install -e '.[sandbox]' -e sim" in proc.stderr
+
+
+def test_the_simulator_imports_with_the_sandbox_extra_alone(tmp_path: Path) -> None:
+    """No test tool among what `import ghsim` loads: the sandbox extra is enough to run it."""
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    sandbox = {re.split(r"[\[<>=]", spec)[0].lower().replace("-", "_") for spec in extra["sandbox"]}
+    own = tomllib.loads((ROOT / "sim" / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert {re.split(r"[\[<>=]", spec)[0].lower().replace("-", "_") for spec in own} == sandbox
+    probe = ("import json, sys, ghsim; from ghsim.webhooks.payloads import example, validate_payload; "
+             "assert validate_payload('pull_request', example('pull_request', 'opened')) == []; "
+             "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
+    loaded = set(json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                           check=True, cwd=tmp_path).stdout))
+    assert {"ghsim", "jsonschema"} <= loaded
+    tests_only = {"pytest", "hypothesis", "schemathesis", "cmarkgfm", "pydantic_sarif", "tests"}
+    assert not loaded & tests_only

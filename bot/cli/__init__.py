@@ -296,9 +296,10 @@ def _cmd_config(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from bot.cli.demo import DemoFolderError, run_demo
+    from bot.cli.wiring import build_router
 
     try:
-        report = run_demo(args.dir, args.format)
+        report = run_demo(args.dir, args.format, build_router)
     except DemoFolderError as exc:
         raise UsageError(str(exc)) from exc
     sys.stdout.write(report)
@@ -307,9 +308,19 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_sandbox(args: argparse.Namespace) -> int:
-    from bot.cli.sandbox import run_sandbox
+# What `rocmbot sandbox` needs beyond rocmbot: the simulator and its one dependency of its own.
+SANDBOX_MODULES = ("ghsim", "jsonschema", "referencing")
 
+
+def _cmd_sandbox(args: argparse.Namespace) -> int:
+    try:
+        from bot.cli.sandbox import run_sandbox
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in SANDBOX_MODULES:
+            raise
+        raise UsageError(f"the sandbox needs the GitHub simulator, which is not installed ({exc.name}): "
+                         "from a rocmbot checkout, pip install -e '.[sandbox]' -e sim "
+                         "(or run bin/run sandbox)") from exc
     return run_sandbox(sys.stdin, sys.stdout, folder=args.dir, port=args.port)
 
 
@@ -327,6 +338,7 @@ def _settings() -> Settings:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    from bot.cli.wiring import build_router, pending_sweep
     from bot.service import logs
     from bot.service.serve import serve
     from config.settings import SettingsError
@@ -338,7 +350,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     _check_port(args.host, args.port)
     logs.configure(settings.log_level, settings.log_format)
-    serve(settings, args.host, args.port, with_worker=not args.no_worker)
+    serve(settings, args.host, args.port, build_router(), pending_sweep(), with_worker=not args.no_worker)
     return EXIT_OK
 
 
@@ -360,12 +372,13 @@ def _check_port(host: str, port: int) -> None:
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
+    from bot.cli.wiring import build_router, pending_sweep
     from bot.service import logs
     from bot.service.serve import run_workers
 
     settings = _settings()
     logs.configure(settings.log_level, settings.log_format)
-    run_workers(settings, args.concurrency or settings.worker_concurrency)
+    run_workers(settings, args.concurrency or settings.worker_concurrency, build_router(), pending_sweep())
     return EXIT_OK
 
 
@@ -424,6 +437,7 @@ def _cmd_deliveries(args: argparse.Namespace) -> int:
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from bot.cli.replay import replay_dry_run, replay_to_url
+    from bot.cli.wiring import build_router
 
     settings = _settings()
     if args.delivery:
@@ -447,7 +461,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         status, answer = replay_to_url(settings, args.url, event, body)
         sys.stdout.write(f"{status} {answer}\n")
         return EXIT_OK if status < 300 else EXIT_FINDINGS
-    sys.stdout.write(replay_dry_run(settings, event, body, args.repo))
+    sys.stdout.write(replay_dry_run(settings, build_router(), event, body, args.repo))
     return EXIT_OK
 
 

@@ -6,13 +6,18 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.analysis.engine import analyze
 from bot.analysis.tree import GitRepository
 from bot.cli.example import BASE_FILES, HEAD_FILES
 from bot.formats import FORMATS
 from bot.github.local import LocalPort, Write
+
+if TYPE_CHECKING:
+    from bot.service.router import Router
 
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "rocmbot demo",
@@ -71,13 +76,12 @@ def describe_writes(writes: list[Write]) -> str:
     return "\n".join(lines) or "- nothing"
 
 
-def post_through_local_port(root: Path, base: str, head: str) -> list[Write]:
-    """Run the pull_request handlers against the example, recording their writes."""
+def post_through_local_port(root: Path, base: str, head: str, router: Router) -> list[Write]:
+    """Run the router's pull_request handlers against the example, recording their writes."""
     from bot.service.context import HandlerContext
     from bot.service.events import Event
     from bot.store.store import Store
     from config.settings import Settings
-    from handlers import build_router
 
     port = LocalPort(str(root), repo=DEMO_REPO, prs={DEMO_PR: (base, head)}, default_ref=base,
                      author="contributor", permissions={"contributor": "write"})
@@ -89,7 +93,7 @@ def post_through_local_port(root: Path, base: str, head: str) -> list[Write]:
                 "action": "opened", "number": DEMO_PR,
                 "pull_request": {"number": DEMO_PR, "head": {"sha": head}},
                 "repository": {"full_name": DEMO_REPO}, "installation": {"id": 1}})
-            build_router().dispatch(event, HandlerContext(Settings(dry_run=False), store, event, port))
+            router.dispatch(event, HandlerContext(Settings(dry_run=False), store, event, port))
         finally:
             store.close()
             port.close()
@@ -108,8 +112,9 @@ def check_folder(folder: Path) -> None:
                               "(the demo builds a git repository of its own there)")
 
 
-def run_demo(folder: str | None, fmt: str) -> str:
-    """Analyse the example PR and return the rendered report, and what would be posted."""
+def run_demo(folder: str | None, fmt: str, build_router: Callable[[], Router]) -> str:
+    """Analyse the example PR and return the rendered report, and what the handlers of the
+    router ``build_router`` makes would post (built only for the formats that show it)."""
     if folder:
         check_folder(Path(folder))
     with tempfile.TemporaryDirectory(prefix="rocmbot-demo-") as tmp:
@@ -119,6 +124,6 @@ def run_demo(folder: str | None, fmt: str) -> str:
             report = analyze(repo.tree(base), repo.tree(head))
         out = FORMATS[fmt](report)
         if fmt in ("markdown", "text"):
-            writes = post_through_local_port(root, base, head)
+            writes = post_through_local_port(root, base, head, build_router())
             out += "\n---\nWhat the App would post on the PR:\n\n" + describe_writes(writes) + "\n"
         return out

@@ -7,6 +7,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from bot.service.router import Router
 from bot.service.webhooks import WebhookError, parse_delivery, sign
 from config.settings import Settings
 
@@ -27,8 +28,9 @@ def replay_to_url(settings: Settings, url: str, event: str, body: bytes) -> tupl
     return answer.status_code, answer.text
 
 
-def replay_dry_run(settings: Settings, event: str, body: bytes, repo_path: str | None = None) -> str:
-    """Process the payload with this process's handlers on a scratch store and describe what
+def replay_dry_run(settings: Settings, router: Router, event: str, body: bytes,
+                   repo_path: str | None = None) -> str:
+    """Process the payload with ``router``'s handlers on a scratch store and describe what
     they would have done. With ``repo_path`` (a local clone) GitHub is the local port: reads
     come from the clone, and writes are recorded and listed instead of sent."""
     from bot.cli.demo import describe_writes
@@ -36,7 +38,6 @@ def replay_dry_run(settings: Settings, event: str, body: bytes, repo_path: str |
     from bot.service.context import context_factory
     from bot.service.events import Event
     from bot.store.store import Store
-    from handlers import build_router
 
     try:
         delivery = parse_delivery({"x-github-event": event, "x-github-delivery": "replay"}, body, [],
@@ -58,7 +59,6 @@ def replay_dry_run(settings: Settings, event: str, body: bytes, repo_path: str |
         store = Store(f"sqlite:///{Path(tmp) / 'replay.db'}")
         try:
             store.upgrade()
-            router = build_router()
             factory = context_factory(run_settings, store, (lambda e: port) if port is not None else None)
             handlers = router.handlers(ev)
             outcomes = router.dispatch(ev, factory(ev)) if handlers else []

@@ -140,7 +140,7 @@ def sandbox(folder: Path, port: int = 0) -> Iterator[Sandbox]:
     """The simulator and the service running, the example PR opened but not yet delivered."""
     import uvicorn
 
-    from bot.service.app import create_app
+    from bot.cli.wiring import service_app
 
     state = SimulatorState()
     repo, pull = _world(state)
@@ -151,7 +151,7 @@ def sandbox(folder: Path, port: int = 0) -> Iterator[Sandbox]:
             dry_run=False, app_id=state.app.id, private_key=SecretStr(state.app.private_key_pem),
             github_api_url=sim.url, seconds_between_writes=0, poll_seconds=0.05,
         )
-        server = uvicorn.Server(uvicorn.Config(create_app(settings, run_worker=True), host="127.0.0.1",
+        server = uvicorn.Server(uvicorn.Config(service_app(settings, run_worker=True), host="127.0.0.1",
                                                port=port, log_config=None, access_log=False))
         thread = threading.Thread(target=server.run, name="rocmbot-sandbox", daemon=True)
         thread.start()

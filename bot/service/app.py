@@ -24,7 +24,7 @@ from bot.service.events import Event
 from bot.service.metrics import Metrics
 from bot.service.router import Router
 from bot.service.webhooks import WebhookError, metric_event, parse_delivery
-from bot.service.worker import ContextFactory, Worker
+from bot.service.worker import ContextFactory, Sweep, Worker
 from bot.store.ingest import LoopInserter, loop_inserter
 from bot.store.store import Store, StoreError
 from config.settings import Settings
@@ -186,10 +186,16 @@ def create_app(
     *,
     store: Store | None = None,
     router: Router | None = None,
+    sweep: Sweep | None = None,
     run_worker: bool = False,
     context_factory: ContextFactory | None = None,
 ) -> FastAPI:
-    """The service. With ``run_worker`` it also processes deliveries in this process."""
+    """The service. With ``run_worker`` it also processes deliveries in this process, with
+    ``router``'s handlers and, when given, ``sweep`` for the effects left pending (the CLI's
+    `bot.cli.wiring.service_app` passes the product's)."""
+    if run_worker and router is None:
+        raise ValueError("create_app(run_worker=True) needs the router of the handlers to run "
+                         "(bot.cli.wiring.service_app builds the product's)")
     settings.check_servable()
     metrics = Metrics()
     secrets = settings.secrets
@@ -208,13 +214,8 @@ def create_app(
         metrics.watch_queue(db.counts)
         worker: Worker | None = None
         if run_worker:
-            if router is None:
-                from handlers import build_router
-
-                active_router = build_router()
-            else:
-                active_router = router
-            worker = Worker(db, active_router, settings, metrics=metrics,
+            assert router is not None
+            worker = Worker(db, router, settings, metrics=metrics, sweep=sweep,
                             context_factory=context_factory or default_context(settings, db))
             worker.start()
         if not verify:

@@ -8,20 +8,22 @@ import threading
 from types import FrameType
 
 from bot.service.context import context_factory, no_app_notice
-from bot.service.worker import Worker
+from bot.service.router import Router
+from bot.service.worker import Sweep, Worker
 from bot.store.store import Store
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-def serve(settings: Settings, host: str, port: int, *, with_worker: bool = True) -> None:
+def serve(settings: Settings, host: str, port: int, router: Router, sweep: Sweep | None, *,
+          with_worker: bool = True) -> None:
     """Serve the webhook endpoint until SIGINT/SIGTERM; the lifespan stops the worker."""
     import uvicorn
 
     from bot.service.app import create_app
 
-    app = create_app(settings, run_worker=with_worker)
+    app = create_app(settings, router=router, sweep=sweep, run_worker=with_worker)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
                                            timeout_graceful_shutdown=30))
     reconciler = None
@@ -41,14 +43,12 @@ def serve(settings: Settings, host: str, port: int, *, with_worker: bool = True)
             reconciler.stop()
 
 
-def run_workers(settings: Settings, concurrency: int) -> None:
+def run_workers(settings: Settings, concurrency: int, router: Router, sweep: Sweep | None) -> None:
     """Process deliveries until SIGINT/SIGTERM, then release what is in flight."""
-    from handlers import build_router
-
     store = Store(settings.database_url)
     if settings.migrate_on_start:
         store.upgrade()
-    worker = Worker(store, build_router(), settings, context_factory=context_factory(settings, store))
+    worker = Worker(store, router, settings, sweep=sweep, context_factory=context_factory(settings, store))
     if without_app := no_app_notice(settings):
         log.warning(without_app)
     stop = threading.Event()

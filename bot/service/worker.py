@@ -22,6 +22,9 @@ from config.settings import Settings
 log = logging.getLogger(__name__)
 
 ContextFactory = Callable[[Event], Any]
+# One pass over the effects left pending longer than the seconds given (the composition root
+# hands in bot.rocm.pending.sweep): store, contexts, seconds.
+Sweep = Callable[[Store, ContextFactory, float], object]
 
 # The names of this process's workers that are running: a lease named after this process's
 # id but none of these was taken by an earlier process that had the same id (a container's
@@ -89,11 +92,12 @@ class Worker:
 
     def __init__(self, store: Store, router: Router, settings: Settings, *,
                  context_factory: ContextFactory | None = None, metrics: Metrics | None = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, sweep: Sweep | None = None) -> None:
         self.store = store
         self.router = router
         self.settings = settings
         self.context_factory = context_factory or (lambda event: None)
+        self.sweep = sweep
         self.metrics = metrics
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stats = WorkerStats()
@@ -117,7 +121,7 @@ class Worker:
         renewer = threading.Thread(target=self._renew_loop, name="rocmbot-lease-renewer", daemon=True)
         renewer.start()
         self._threads.append(renewer)
-        if self.settings.pending_effect_seconds > 0:
+        if self.sweep is not None and self.settings.pending_effect_seconds > 0:
             sweeper = threading.Thread(target=self._sweep_loop, name="rocmbot-pending-sweeper", daemon=True)
             sweeper.start()
             self._threads.append(sweeper)
@@ -179,13 +183,12 @@ class Worker:
                     log.exception("lease renewal failed", extra={"worker": owner})
 
     def _sweep_loop(self) -> None:
-        """Complete or retry the effects left pending (bot/rocm/pending.py), on a timer."""
-        from bot.rocm.pending import sweep
-
+        """Complete or retry the effects left pending, on a timer."""
+        assert self.sweep is not None
         older = self.settings.pending_effect_seconds
         while not self._stop.wait(min(60.0, older / 2)):
             try:
-                sweep(self.store, self.context_factory, older)
+                self.sweep(self.store, self.context_factory, older)
             except Exception:  # the database went away: the next pass
                 log.exception("pending-effects sweep failed", extra={"worker": self.name})
 

@@ -14,7 +14,7 @@ import pytest
 from pydantic import SecretStr
 
 from bot.cli.example import BASE_FILES
-from bot.service.app import create_app
+from bot.cli.wiring import service_app
 from bot.store.store import Store
 from config.settings import Settings
 from ghsim import Simulator, serve_simulator
@@ -39,7 +39,7 @@ class World:
         """Stop the service, then serve again on the same database with changed settings."""
         self.services.close()
         self.settings = self.settings.model_copy(update=changes)
-        self.service = self.services.enter_context(serving(create_app(self.settings, run_worker=True)))
+        self.service = self.services.enter_context(serving(service_app(self.settings, run_worker=True)))
         self.sim.state.configure_webhook(f"{self.service}/webhook", SECRET)
 
     def open_pr(self, files: dict[str, str | None], *, author: str = "dev", fork: bool = False,
@@ -92,7 +92,7 @@ def make_world(tmp_path: Path, files: dict[str, str] | None = None, **overrides:
             "max_attempts": 12, "worker_concurrency": 2, **overrides,
         })
         with ExitStack() as services:
-            url = services.enter_context(serving(create_app(settings, run_worker=True)))
+            url = services.enter_context(serving(service_app(settings, run_worker=True)))
             state.configure_webhook(f"{url}/webhook", SECRET)
             store = Store(settings.database_url)
             try:

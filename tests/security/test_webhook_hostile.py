@@ -412,6 +412,7 @@ def _answer(sock: socket.socket) -> Answer:
     return _parse_answer(b"".join(chunks))
 
 
+@pytest.mark.slow
 def test_bodies_read_at_once_are_capped_and_small_deliveries_keep_a_share(tmp_path: Path) -> None:
     """Unsigned bodies are held only within the budget: beyond it a large one is refused with
     503 before a byte of it is read, while a small signed delivery still gets in; once the

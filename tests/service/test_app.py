@@ -258,7 +258,7 @@ def test_the_in_process_worker_processes_and_isolates_handler_failures(tmp_path:
 
 
 def test_without_app_credentials_a_local_clone_is_analysed_and_its_effects_recorded(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, product_router: Router) -> None:
     """What `bin/run` promises without a GitHub App: deliveries are analysed (the PR read from
     the clone in ROCMBOT_LOCAL_REPO) and their effects recorded in the ledger, not sent."""
     base, head = build_example(tmp_path / "example")
@@ -268,7 +268,7 @@ def test_without_app_credentials_a_local_clone_is_analysed_and_its_effects_recor
     payload["pull_request"]["base"]["sha"] = base
     body = json.dumps(payload).encode()
     caplog.set_level(logging.WARNING, logger="bot.service.app")
-    with serving(create_app(settings, run_worker=True)) as url:
+    with serving(create_app(settings, router=product_router, run_worker=True)) as url:
         answer = httpx.post(f"{url}/webhook", content=body, headers={
             "Content-Type": "application/json", "X-GitHub-Event": "pull_request",
             "X-GitHub-Delivery": "local-1"})
@@ -292,6 +292,12 @@ def test_without_app_credentials_or_a_clone_the_log_says_how_to_see_the_bot_work
         pass
     notices = [r.getMessage() for r in caplog.records if "no App credentials" in r.getMessage()]
     assert len(notices) == 1 and "nothing is analysed" in notices[0] and "`rocmbot sandbox`" in notices[0]
+
+
+def test_a_worker_needs_the_router_it_runs(tmp_path: Path) -> None:
+    """The service does not know the handlers: the CLI (bot.cli.wiring) hands them in."""
+    with pytest.raises(ValueError, match="needs the router"):
+        create_app(_settings(tmp_path), run_worker=True)
 
 
 def _wait_for(condition: Any, timeout: float = 60) -> None:

@@ -102,6 +102,7 @@ def test_replay_signs_and_posts_to_a_running_service(tmp_path: Path, db_env: str
     assert main(["replay", "--delivery", "missing", "--dry-run"]) == 2
 
 
+@pytest.mark.slow
 def test_serve_and_worker_processes_stop_cleanly_on_sigterm(tmp_path: Path) -> None:
     env = {**os.environ, "ROCMBOT_DATABASE_URL": f"sqlite:///{tmp_path}/p.db", "ROCMBOT_DRY_RUN": "1"}
     serve = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--port", "0"], env=env,

@@ -1,6 +1,6 @@
 """Rewrite the vendored webhook examples and schemas from `@octokit/webhooks-examples` and `-schemas`.
 
-Usage: ``python ghsim/webhooks/regenerate.py [--version 7.6.1]
+Usage: ``python sim/ghsim/webhooks/regenerate.py [--version 7.6.1]
 [--examples-tarball FILE] [--schemas-tarball FILE]``.
 
 Keeps one example per (event, action) the bot handles (preferring one that carries an

@@ -1,6 +1,6 @@
 """Rewrite the vendored OpenAPI subset from the npm package `@octokit/openapi`.
 
-Usage: ``python ghsim/openapi/regenerate.py [--version 23.0.2] [--tarball FILE]``.
+Usage: ``python sim/ghsim/openapi/regenerate.py [--version 23.0.2] [--tarball FILE]``.
 
 Fetches the package with ``npm pack`` (or reads a tarball already on disk), keeps only the operations
 the simulator serves and the components they reference, drops examples and long operation prose, and

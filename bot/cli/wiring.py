@@ -1,0 +1,40 @@
+"""The composition root: the one module that puts the whole product together.
+
+The service runs whatever router and pending-effects sweep it is handed; the handlers and the
+ROCm sweep sit above it and are wired in here, by the commands that run it (`serve`, `worker`,
+`demo`, `replay`, `sandbox`). Imports are lazy: `rocmbot audit` loads none of this.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from bot.service.router import Router
+    from bot.service.worker import Sweep
+    from bot.store.store import Store
+    from config.settings import Settings
+
+
+def build_router() -> Router:
+    """Every handler, in the order they run."""
+    from handlers import build_router as handlers_router
+
+    return handlers_router()
+
+
+def pending_sweep() -> Sweep:
+    """What a worker runs on a timer to complete effects left pending."""
+    from bot.rocm.pending import sweep
+
+    return sweep
+
+
+def service_app(settings: Settings, *, run_worker: bool = False, store: Store | None = None) -> FastAPI:
+    """The web service with the product's handlers and sweep."""
+    from bot.service.app import create_app
+
+    return create_app(settings, store=store, router=build_router(), sweep=pending_sweep(),
+                      run_worker=run_worker)
