@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 from bot.analysis.engine import analyze
 from bot.analysis.tree import match
-from bot.formats.markdown import Run
 from bot.github.policy import from_files as policy_from
 from bot.github.policy import requests as policy_requests
 from bot.github.port import InlineComment, PullRequest
@@ -21,9 +20,9 @@ from bot.github.publish import (
     inline_comments,
     is_relevant,
     summary_body,
-    with_runs,
 )
 from bot.github.tree import GitHubTree, likely_reads, read_together
+from bot.rocm.runs import summary_runs
 from bot.service.context import HandlerContext
 from bot.service.events import Event
 from bot.service.router import Router
@@ -55,25 +54,6 @@ def _first_read(
     if batch.pull is not None:
         ctx.remember_pull_request(batch.pull)
     return ctx.pull_request(repo, number), ctx.policy(repo)
-
-
-def _runs(ctx: HandlerContext, repo: str, number: int, head: str) -> list[Run]:
-    return [Run(d.suite, tuple(d.tests), d.conclusion or d.status, d.run_url)
-            for d in DispatchStore(ctx.store).for_pr(repo, number, head)]
-
-
-def refresh_summary_runs(ctx: HandlerContext, repo: str, number: int, head: str) -> None:
-    """Show the head's ROCm runs, with their status, in the summary the ledger last wrote for
-    that head (a dispatch, a run that moved on); nothing when it shows another head."""
-    effects = ctx.effects()
-    existing = effects.known_summary(repo, number)
-    if existing is None or SummaryState.load(existing[1]).head != head:
-        return
-    runs = _runs(ctx, repo, number, head)
-    body = with_runs(existing[1], runs)
-    if body != existing[1]:
-        version = hashlib.sha1(body.encode(), usedforsecurity=False).hexdigest()[:12]
-        effects.summary(repo, number, body, existing, version=version)
 
 
 def _line_of(tree: GitHubTree) -> Callable[[str, int], str | None]:
@@ -164,7 +144,7 @@ def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, b
             keys=[k for c in inline for k in c.keys],
         )
     if existing is not None or is_relevant(report):
-        runs = _runs(ctx, repo, number, pr.head_sha)
+        runs = summary_runs(ctx, repo, number, pr.head_sha)
         body, _ = summary_body(report, previous, [k for c in inline for k in c.keys], runs)
         effects.summary(repo, number, body, existing, version=version)
     selected = [SelectedTest(s.path, s.suite, s.est_time, s.gpus, s.tier) for s in report.selected]
