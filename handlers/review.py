@@ -22,7 +22,7 @@ from bot.github.publish import (
     summary_body,
 )
 from bot.github.tree import GitHubTree, likely_reads, read_together
-from bot.rocm.runs import summary_runs
+from bot.rocm.runs import RocmRuns, summary_runs
 from bot.service.context import HandlerContext
 from bot.service.events import Event
 from bot.service.router import Router
@@ -85,15 +85,20 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
         return
     base_sha = (sent.get("base") or {}).get("sha")
     expected = sent.get("changed_files")
-    analyse(ctx, event.repository, event.pr_number, event.head_sha,
-            base_sha if isinstance(base_sha, str) else None,
-            expected=expected if isinstance(expected, int) else None, known_new=event.action == "opened")
+    selected = analyse(ctx, event.repository, event.pr_number, event.head_sha,
+                       base_sha if isinstance(base_sha, str) else None,
+                       expected=expected if isinstance(expected, int) else None,
+                       known_new=event.action == "opened")
+    if selected is not None:  # the ROCm runs of the head, from the selection just made
+        RocmRuns(ctx, event.repository, event.pr_number).after_analysis(*selected)
 
 
 def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, base_sha: str | None, *,
-            expected: int | None = None, known_new: bool = False, rerun: str | None = None) -> None:
+            expected: int | None = None, known_new: bool = False, rerun: str | None = None,
+            ) -> tuple[list[SelectedTest], list[str]] | None:
     """Analyse base..head of PR ``number`` and publish; ``rerun`` (a re-run's delivery id)
-    writes the check again even when its contents did not change."""
+    writes the check again even when its contents did not change. The ROCm tests selected and
+    those of them that have new errors; None when the head was not analysed."""
     assert ctx.github is not None
     gh, delivery_id = ctx.github, ctx.event.delivery_id
     if not head_sha or base_sha is None:  # the delivery does not say: ask GitHub
@@ -109,10 +114,10 @@ def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, b
             "head moved since this delivery: a newer one will analyse it",
             extra={"delivery_id": delivery_id, "pr": number},
         )
-        return
+        return None
     if pr.draft and not ctx.settings.analyse_drafts:
         log.info("draft PR: not analysed", extra={"delivery_id": delivery_id, "pr": number})
-        return
+        return None
     report = analyze(base, head, loaded=loaded, changed=changed, full=False)
 
     effects = ctx.effects()
@@ -149,6 +154,8 @@ def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, b
         effects.summary(repo, number, body, existing, version=version)
     selected = [SelectedTest(s.path, s.suite, s.est_time, s.gpus, s.tier) for s in report.selected]
     failing = [f.test or f.path or "" for f in report.new_errors]  # the base's do not block
+    # kept for the later deliveries (commands, re-runs, approvals)
     DispatchStore(ctx.store).save_selection(
         repo, number, pr.head_sha, pr.author, selected, failing, "selected"
     )
+    return selected, failing

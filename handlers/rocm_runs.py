@@ -1,4 +1,8 @@
-"""ROCm runs after analysis, maintainers' approvals, and tracking the runs to completion."""
+"""ROCm runs: cancelled with their PR, released by maintainers' approvals, tracked to completion.
+
+The dispatch after an analysis is the review's last step (handlers/review.py), which hands over
+the selection it just made.
+"""
 
 from __future__ import annotations
 
@@ -15,26 +19,6 @@ from bot.store.dispatch import DispatchStore
 
 router = Router()
 log = logging.getLogger(__name__)
-
-
-@router.register("pull_request", "opened")
-@router.register("pull_request", "synchronize")
-@router.register("pull_request", "reopened")
-@router.register("pull_request", "ready_for_review")
-def dispatch_after_analysis(event: Event, ctx: HandlerContext) -> None:
-    """Cancel the previous head's runs; dispatch this head's selection when the author is trusted."""
-    if ctx.github is None or event.repository is None or event.pr_number is None:
-        return
-    if (event.payload.get("pull_request") or {}).get("draft") and not ctx.settings.analyse_drafts:
-        return  # not analysed, so nothing is selected
-    runs = RocmRuns(ctx, event.repository, event.pr_number)
-    if event.head_sha and runs.pr.head_sha != event.head_sha:
-        return  # stale: a newer delivery handles the new head
-    selection = runs.selection()
-    if selection is not None and selection.state == "selected":
-        runs.after_analysis(selection.tests, selection.failing)
-    elif runs.config.dispatch.cancel_stale:
-        runs.cancel(except_head=runs.pr.head_sha)
 
 
 @router.register("pull_request", "closed")
