@@ -8,6 +8,7 @@ A decision is one of three values: :class:`DispatchTests`, :class:`AwaitApproval
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -341,3 +342,19 @@ def plan(repo: str, number: int, head: str, tests: Sequence[SelectedTest], origi
 def digest(tests: Sequence[SelectedTest]) -> str:
     """What an approval is bound to, besides the PR and its head."""
     return tests_hash(list(tests))
+
+
+# which dispatch a run is --------------------------------------------------------------------------
+
+# The targeted workflow's run name carries the dispatch id: `rocmbot <id>`, or in parentheses,
+# as the workflow template has always written it (`ROCm PR #7 stage-c-4-gpu-mi350 (<id>)`).
+_RUN_NAME = re.compile(r"\brocmbot ([0-9a-f]{16})\b|\(([0-9a-f]{16})\)")
+
+
+def run_dispatch_id(*names: str) -> str | None:
+    """The dispatch id a run's name (or title) carries, or None."""
+    for name in names:
+        found = _RUN_NAME.search(name)
+        if found:
+            return found.group(1) or found.group(2)
+    return None

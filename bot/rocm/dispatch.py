@@ -91,9 +91,9 @@ class Dispatcher:
         return result
 
     def find_run(self, record: Dispatch) -> int | None:
-        """The run GitHub made for this dispatch, found by the dispatch id in its name."""
+        """The run GitHub made for this dispatch, found by the dispatch id its name carries."""
         for run in self.gh.workflow_runs(record.repository, self.config.dispatch.workflow):
-            if record.dispatch_id in run.display_title or record.dispatch_id in run.name:
+            if decide.run_dispatch_id(run.display_title, run.name) == record.dispatch_id:
                 return run.id
         return None
 

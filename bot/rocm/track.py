@@ -9,7 +9,7 @@ from typing import Any
 from bot.github import keys
 from bot.github.effects import Effects
 from bot.github.port import WorkflowJob, Workflows
-from bot.rocm import payloads
+from bot.rocm import decide, payloads
 from bot.rocm.dispatch import ensure_check
 from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome
 
@@ -75,17 +75,15 @@ class Tracker:
         self.repo = repo
 
     def dispatch_of(self, run: dict[str, Any]) -> Dispatch | None:
+        """The dispatch a run is: known by its run id, or named in its title."""
         run_id = run.get("id")
         if isinstance(run_id, int):
             found = self.store.by_run(self.repo, run_id)
             if found is not None:
                 return found
-        title = f"{run.get('display_title') or ''} {run.get('name') or ''}"
-        for word in title.replace("(", " ").replace(")", " ").split():
-            record = self.store.get(word) if len(word) == 16 else None
-            if record is not None:
-                return record
-        return None
+        named = decide.run_dispatch_id(str(run.get("display_title") or ""), str(run.get("name") or ""))
+        record = self.store.get(named) if named is not None else None
+        return record if record is not None and record.repository == self.repo else None
 
     def run_news(self, run: dict[str, Any]) -> Dispatch | None:
         """Move the dispatch's check with its run: queued, in progress, completed, with each

@@ -186,6 +186,17 @@ def test_a_plan_leaves_running_tests_and_completes_unsure_dispatches() -> None:
     assert isinstance(again, decide.Send) and again.unsure is None
 
 
+def test_a_run_is_known_by_the_dispatch_id_its_name_carries() -> None:
+    dispatch_id = "0123456789abcdef"
+    assert decide.run_dispatch_id(f"rocmbot {dispatch_id}: ROCm PR #7") == dispatch_id
+    template = f"ROCm PR #7 stage-c-4-gpu-mi350 ({dispatch_id})"  # the workflow template's
+    assert decide.run_dispatch_id(template) == dispatch_id
+    assert decide.run_dispatch_id("ROCm targeted tests", f"x ({dispatch_id})") == dispatch_id
+    assert decide.run_dispatch_id("ROCm PR #7 tests/e2e/test_moe.py 0123456789abcdef0") is None
+    assert decide.run_dispatch_id("other words 0123456789abcdef") is None  # a bare word is no id
+    assert decide.run_dispatch_id("(0123456789ABCDEF)") is None
+
+
 def test_the_workflow_contract_is_checked_before_dispatching() -> None:
     missing = decide.workflow_problem(None, "w.yml")
     assert missing == "the dispatch workflow `w.yml` does not exist on the default branch"
