@@ -37,7 +37,7 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
         runs.reply(comment_id, written, "unknown", payloads.unknown_reply(command.text, command.suggestion))
         return
     if command.kind == "help":
-        runs.reply(comment_id, written, "help", runs.help())
+        runs.reply(comment_id, written, "help", runs.help_reply())
         return
     who = runs.actor(login)
     if command.kind == "cancel":

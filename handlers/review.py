@@ -90,7 +90,8 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
                        expected=expected if isinstance(expected, int) else None,
                        known_new=event.action == "opened")
     if selected is not None:  # the ROCm runs of the head, from the selection just made
-        RocmRuns(ctx, event.repository, event.pr_number).after_analysis(*selected)
+        tests, failing = selected
+        RocmRuns(ctx, event.repository, event.pr_number).after_analysis(tests, failing)
 
 
 def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, base_sha: str | None, *,

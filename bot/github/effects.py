@@ -155,7 +155,7 @@ class Effects:
         found: tuple[int, str] | None = None
         made, edited = ledger.summary(repo, number), ledger.summary_edit_prefix(repo, number)
         for effect in self.store.effects_starting(made, edited):
-            if not ledger.is_summary(effect.key, repo, number):
+            if not ledger.is_summary_key(effect.key, repo, number):
                 continue  # another PR's: #1 is a prefix of #12
             result = effect.result
             if effect.status == "done" and isinstance(result, dict) and isinstance(result.get("body"), str):

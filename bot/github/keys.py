@@ -39,7 +39,7 @@ def summary_edit(repo: str, number: int, comment_id: int, version: str) -> str:
     return f"{summary_edit_prefix(repo, number)}{comment_id}:{version}"
 
 
-def is_summary(key: str, repo: str, number: int) -> bool:
+def is_summary_key(key: str, repo: str, number: int) -> bool:
     """A key of this PR's sticky comment (#1's prefix is also #12's)."""
     made = summary(repo, number)
     return key == made or key.startswith((made + ":", summary_edit_prefix(repo, number)))

@@ -258,7 +258,7 @@ class RocmRuns:
         self._effects.marked_comment(keys.review_reply(self.repo, review_id), self.repo, self.number,
                                      payloads.marked(text, marker), marker)
 
-    def help(self) -> str:
+    def help_reply(self) -> str:
         return payloads.help_reply(self.config.dispatch, self.selection())
 
 

@@ -17,11 +17,11 @@ def test_the_analysis_keys_keep_their_spelling() -> None:
 
 
 def test_a_summary_key_belongs_to_its_own_pr_only() -> None:
-    assert keys.is_summary(keys.summary(R, 1), R, 1)
-    assert keys.is_summary(keys.summary_again(R, 1, 5), R, 1)
-    assert keys.is_summary(keys.summary_edit(R, 1, 5, "v"), R, 1)
-    assert not keys.is_summary(keys.summary(R, 12), R, 1)  # #1 is a prefix of #12
-    assert not keys.is_summary(keys.summary_edit(R, 12, 5, "v"), R, 1)
+    assert keys.is_summary_key(keys.summary(R, 1), R, 1)
+    assert keys.is_summary_key(keys.summary_again(R, 1, 5), R, 1)
+    assert keys.is_summary_key(keys.summary_edit(R, 1, 5, "v"), R, 1)
+    assert not keys.is_summary_key(keys.summary(R, 12), R, 1)  # #1 is a prefix of #12
+    assert not keys.is_summary_key(keys.summary_edit(R, 12, 5, "v"), R, 1)
 
 
 def test_the_rocm_keys_keep_their_spelling() -> None:
