@@ -6,12 +6,12 @@ import logging
 from typing import Any
 
 from bot.github.publish import CHECK_NAME
-from bot.rocm.dispatch import ROCM_CHECK, Refusal
+from bot.rocm.payloads import ROCM_CHECK
 from bot.rocm.runs import RocmRuns
 from bot.service.context import HandlerContext
 from bot.service.events import Event
 from bot.service.router import Router
-from bot.store.dispatch import DispatchStore, SelectedTest
+from bot.store.dispatch import DispatchStore
 from handlers.review import analyse
 
 router = Router()
@@ -58,20 +58,8 @@ def rerun_check(event: Event, ctx: HandlerContext) -> None:
 
 
 def _dispatch_again(event: Event, ctx: HandlerContext, repo: str, dispatch_id: str) -> None:
-    store = DispatchStore(ctx.store)
-    record = store.get(dispatch_id)
+    record = DispatchStore(ctx.store).get(dispatch_id)
     if record is None or record.repository != repo:
         log.info("re-run of a ROCm check that is no dispatch", extra={"delivery_id": event.delivery_id})
         return
-    runs = RocmRuns(ctx, repo, record.pr_number)
-    if runs.pr.head_sha != record.head_sha or runs.pr.state != "open":
-        log.info("re-run of an old head's ROCm run: not dispatched", extra={"delivery_id": event.delivery_id})
-        return
-    selection = runs.selection()
-    known = {t.path: t for t in (selection.tests if selection is not None else [])}
-    tests = [known.get(p) or SelectedTest(p, record.suite, None, None) for p in record.tests]
-    try:
-        runs.request(runs.actor(event.sender or ""), tests, force=False, origin=f"rerun:{event.delivery_id}",
-                     failing=selection.failing if selection is not None else [])
-    except Refusal as refusal:
-        log.info("re-run refused", extra={"delivery_id": event.delivery_id, "reason": refusal.reason})
+    RocmRuns(ctx, repo, record.pr_number).rerun(record, event.sender or "")

@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 from bot.analysis.engine import analyze
 from bot.analysis.tree import match
-from bot.formats.markdown import Run
 from bot.github.policy import from_files as policy_from
 from bot.github.policy import requests as policy_requests
 from bot.github.port import InlineComment, PullRequest
@@ -21,9 +20,9 @@ from bot.github.publish import (
     inline_comments,
     is_relevant,
     summary_body,
-    with_runs,
 )
 from bot.github.tree import GitHubTree, likely_reads, read_together
+from bot.rocm.runs import RocmRuns, summary_runs
 from bot.service.context import HandlerContext
 from bot.service.events import Event
 from bot.service.router import Router
@@ -57,25 +56,6 @@ def _first_read(
     return ctx.pull_request(repo, number), ctx.policy(repo)
 
 
-def _runs(ctx: HandlerContext, repo: str, number: int, head: str) -> list[Run]:
-    return [Run(d.suite, tuple(d.tests), d.conclusion or d.status, d.run_url)
-            for d in DispatchStore(ctx.store).for_pr(repo, number, head)]
-
-
-def refresh_summary_runs(ctx: HandlerContext, repo: str, number: int, head: str) -> None:
-    """Show the head's ROCm runs, with their status, in the summary the ledger last wrote for
-    that head (a dispatch, a run that moved on); nothing when it shows another head."""
-    effects = ctx.effects()
-    existing = effects.known_summary(repo, number)
-    if existing is None or SummaryState.load(existing[1]).head != head:
-        return
-    runs = _runs(ctx, repo, number, head)
-    body = with_runs(existing[1], runs)
-    if body != existing[1]:
-        version = hashlib.sha1(body.encode(), usedforsecurity=False).hexdigest()[:12]
-        effects.summary(repo, number, body, existing, version=version)
-
-
 def _line_of(tree: GitHubTree) -> Callable[[str, int], str | None]:
     """A line of a file at the head, for quoting an offending line outside the diff."""
     def line_of(path: str, line: int) -> str | None:
@@ -105,15 +85,21 @@ def review_pull_request(event: Event, ctx: HandlerContext) -> None:
         return
     base_sha = (sent.get("base") or {}).get("sha")
     expected = sent.get("changed_files")
-    analyse(ctx, event.repository, event.pr_number, event.head_sha,
-            base_sha if isinstance(base_sha, str) else None,
-            expected=expected if isinstance(expected, int) else None, known_new=event.action == "opened")
+    selected = analyse(ctx, event.repository, event.pr_number, event.head_sha,
+                       base_sha if isinstance(base_sha, str) else None,
+                       expected=expected if isinstance(expected, int) else None,
+                       known_new=event.action == "opened")
+    if selected is not None:  # the ROCm runs of the head, from the selection just made
+        tests, failing = selected
+        RocmRuns(ctx, event.repository, event.pr_number).after_analysis(tests, failing)
 
 
 def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, base_sha: str | None, *,
-            expected: int | None = None, known_new: bool = False, rerun: str | None = None) -> None:
+            expected: int | None = None, known_new: bool = False, rerun: str | None = None,
+            ) -> tuple[list[SelectedTest], list[str]] | None:
     """Analyse base..head of PR ``number`` and publish; ``rerun`` (a re-run's delivery id)
-    writes the check again even when its contents did not change."""
+    writes the check again even when its contents did not change. The ROCm tests selected and
+    those of them that have new errors; None when the head was not analysed."""
     assert ctx.github is not None
     gh, delivery_id = ctx.github, ctx.event.delivery_id
     if not head_sha or base_sha is None:  # the delivery does not say: ask GitHub
@@ -129,10 +115,10 @@ def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, b
             "head moved since this delivery: a newer one will analyse it",
             extra={"delivery_id": delivery_id, "pr": number},
         )
-        return
+        return None
     if pr.draft and not ctx.settings.analyse_drafts:
         log.info("draft PR: not analysed", extra={"delivery_id": delivery_id, "pr": number})
-        return
+        return None
     report = analyze(base, head, loaded=loaded, changed=changed, full=False)
 
     effects = ctx.effects()
@@ -164,11 +150,13 @@ def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, b
             keys=[k for c in inline for k in c.keys],
         )
     if existing is not None or is_relevant(report):
-        runs = _runs(ctx, repo, number, pr.head_sha)
+        runs = summary_runs(ctx, repo, number, pr.head_sha)
         body, _ = summary_body(report, previous, [k for c in inline for k in c.keys], runs)
         effects.summary(repo, number, body, existing, version=version)
     selected = [SelectedTest(s.path, s.suite, s.est_time, s.gpus, s.tier) for s in report.selected]
     failing = [f.test or f.path or "" for f in report.new_errors]  # the base's do not block
+    # kept for the later deliveries (commands, re-runs, approvals)
     DispatchStore(ctx.store).save_selection(
         repo, number, pr.head_sha, pr.author, selected, failing, "selected"
     )
+    return selected, failing

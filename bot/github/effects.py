@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from bot.github import keys as ledger
 from bot.github.port import Comment, GitHubPort, Gone, InlineComment
 from bot.github.publish import batches, is_summary
 from bot.store.store import Store
@@ -93,8 +94,8 @@ class Effects:
 
         ``version`` distinguishes contents: the same version on the same commit is written once.
         """
-        prefix = f"check:{repo}:{head_sha}:{name}:"
-        key = prefix + version
+        prefix = ledger.check_prefix(repo, head_sha, name)
+        key = ledger.check(repo, head_sha, name, version)
 
         def act(*, look: bool = False) -> dict[str, Any]:
             assert self.port is not None
@@ -151,10 +152,10 @@ class Effects:
     def known_summary(self, repo: str, number: int) -> tuple[int, str] | None:
         """The sticky comment as the ledger last wrote it (id, body), without asking GitHub:
         every write of it goes through the ledger, which keeps the body it wrote."""
-        made, edited = f"comment:{repo}#{number}", f"comment-edit:{repo}#{number}:"
         found: tuple[int, str] | None = None
+        made, edited = ledger.summary(repo, number), ledger.summary_edit_prefix(repo, number)
         for effect in self.store.effects_starting(made, edited):
-            if not (effect.key == made or effect.key.startswith((made + ":", edited))):
+            if not ledger.is_summary_key(effect.key, repo, number):
                 continue  # another PR's: #1 is a prefix of #12
             result = effect.result
             if effect.status == "done" and isinstance(result, dict) and isinstance(result.get("body"), str):
@@ -170,7 +171,7 @@ class Effects:
             comment_id, old = existing
             if old == body:
                 return {"id": comment_id, "unchanged": True}
-            key = f"comment-edit:{repo}#{number}:{comment_id}:{version}"
+            key = ledger.summary_edit(repo, number, comment_id, version)
 
             def edit() -> dict[str, Any]:
                 assert self.port is not None
@@ -184,8 +185,8 @@ class Effects:
                 return done
             log.info("the summary comment was deleted: posting it again",
                      extra={"repository": repo, "pr": number, "comment_id": comment_id})
-            return self._create_summary(f"comment:{repo}#{number}:after:{comment_id}", repo, number, body)
-        return self._create_summary(f"comment:{repo}#{number}", repo, number, body)
+            return self._create_summary(ledger.summary_again(repo, number, comment_id), repo, number, body)
+        return self._create_summary(ledger.summary(repo, number), repo, number, body)
 
     def _create_summary(self, key: str, repo: str, number: int, body: str) -> Any:
         def create() -> dict[str, Any]:
@@ -215,7 +216,7 @@ class Effects:
     ) -> Any:
         """One review per head commit, carrying the inline comments (``keys``: the fingerprints
         of the findings they carry, kept in the ledger for `posted_inline`)."""
-        key = f"review:{repo}#{number}:{head_sha}"
+        key = ledger.review(repo, number, head_sha)
         text = f"{REVIEW_MARKER}\n{body}"
 
         def act() -> dict[str, Any]:
@@ -248,7 +249,102 @@ class Effects:
         """
         heads = self.store.pr_heads(f"{repo}#{number}")
         found: list[str] = []
-        for effect in self.store.effects_for([f"review:{repo}#{number}:{h}" for h in heads]):
+        for effect in self.store.effects_for([ledger.review(repo, number, h) for h in heads]):
             if isinstance(effect.result, dict):
                 found.extend(str(k) for k in effect.result.get("keys") or [])
         return found
+
+    # checks of ROCm runs ---------------------------------------------------
+
+    def _github(self) -> GitHubPort:
+        assert self.port is not None
+        return self.port
+
+    def make_check(self, key: str, repo: str, payload: dict[str, Any], *, defer_to_live: float = 0.0
+                   ) -> int | None:
+        """Create a check run once; its id, None in dry-run or when left to another attempt.
+
+        A check an attempt made before it died (a 5xx after the write, a killed worker) is
+        found by its external id: creating it again would show two checks, two approve buttons
+        (found by bench/chaos.py)."""
+        head, name, external_id = payload["head_sha"], payload["name"], payload["external_id"]
+
+        def create() -> dict[str, Any]:
+            return {"id": self._github().create_check_run(repo, payload).id}
+
+        def reconcile() -> dict[str, Any] | None:
+            for run in self._github().check_runs(repo, head, name):
+                if run.external_id == external_id:
+                    return {"id": run.id, "reconciled": True}
+            return None
+
+        done = self.once(key, "check_run", f"{repo}@{head}", create, reconcile, defer_to_live=defer_to_live)
+        found = done.get("id") if isinstance(done, dict) else None
+        return found if isinstance(found, int) else None
+
+    def update_check(self, key: str, repo: str, check_id: int, payload: dict[str, Any]) -> Any:
+        """Update a check run once per ``key``."""
+        return self.once(key, "check_run", f"{repo}/check-runs/{check_id}",
+                         lambda: {"id": self._github().update_check_run(repo, check_id, payload).id})
+
+    # replies and reactions -------------------------------------------------
+
+    def marked_comment(
+        self, key: str, repo: str, number: int, body: str, marker: str, *,
+        made: dict[str, Any] | None = None, found: dict[str, Any] | None = None, refresh: bool = False,
+    ) -> Any:
+        """A comment carrying a hidden ``marker``, made once (``made``: kept with its id).
+
+        An attempt that died after GitHub made it but before the ledger recorded it is found by
+        its marker among the App's comments (``found``: kept with its id) and, with ``refresh``,
+        brought up to date instead of being made twice."""
+
+        def create() -> dict[str, Any]:
+            return {"id": self._github().create_comment(repo, number, body).id, **(made or {})}
+
+        def reconcile() -> dict[str, Any] | None:
+            for comment in self._github().comments(repo, number):
+                if self.ours(comment) and marker in comment.body:
+                    if refresh and comment.body != body:
+                        self._github().edit_comment(repo, comment.id, body)
+                    return {"id": comment.id, **(found or {}), "reconciled": True}
+            return None
+
+        return self.once(key, "comment", f"{repo}#{number}", create, reconcile)
+
+    def edit_comment(self, key: str, repo: str, number: int, comment_id: int, body: str) -> Any:
+        return self.once(key, "comment_edit", f"{repo}#{number}",
+                         lambda: {"id": self._github().edit_comment(repo, comment_id, body).id})
+
+    def settle(self, key: str, result: dict[str, Any]) -> None:
+        """Record as done a write that an earlier attempt made, found afterwards."""
+        self.store.finish_effect(key, result)
+
+    def made_starting(self, prefix: str) -> set[str]:
+        """The keys in the ledger that start with ``prefix``."""
+        return {effect.key for effect in self.store.effects_starting(prefix)}
+
+    def react(self, repo: str, comment_id: int, content: str) -> None:
+        def act() -> dict[str, str]:
+            self._github().add_reaction(repo, comment_id, content)
+            return {"content": content}
+
+        self.once(ledger.reaction(repo, comment_id, content), "reaction", f"{repo}/{comment_id}", act)
+
+    # workflow runs ---------------------------------------------------------
+
+    def dispatch(self, dispatch_id: str, target: str, repo: str, workflow: str, ref: str,
+                 inputs: dict[str, str], reconcile: Callable[[], dict[str, Any] | None]) -> Any:
+        """Dispatch the workflow once per dispatch id; ``reconcile`` finds the run an attempt
+        that died made."""
+        return self.once(
+            ledger.dispatch(dispatch_id), "dispatch", target,
+            lambda: {"run_id": self._github().dispatch_workflow(repo, workflow, ref, inputs)}, reconcile,
+        )
+
+    def cancel_run(self, dispatch_id: str, repo: str, run_id: int) -> None:
+        def stop() -> dict[str, Any]:
+            self._github().cancel_run(repo, run_id)
+            return {"cancelled": True}
+
+        self.once(ledger.cancel(dispatch_id), "cancel", f"{repo} run {run_id}", stop)

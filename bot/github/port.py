@@ -118,11 +118,62 @@ class Batch:
     pull: PullRequest | None = None
 
 
-class GitHubPort(Protocol):
-    """What handlers may ask of GitHub. Implementations: PyGithub over HTTP, and a local
-    git repository with a recording sink (demo, replay, tests)."""
+class Permissions(Protocol):
+    """What deciding who may run reads."""
+
+    def permission(self, repo: str, user: str) -> str:
+        """admin | maintain | write | triage | read | none"""
+        ...
+
+    def team_member(self, org: str, team: str, user: str) -> bool: ...
+
+
+class Workflows(Protocol):
+    """What dispatching and tracking ROCm runs read (their writes go through the ledger)."""
 
     def pull_request(self, repo: str, number: int) -> PullRequest: ...
+
+    def default_branch(self, repo: str) -> str: ...
+
+    def workflow_file(self, repo: str, path: str) -> bytes | None: ...
+
+    def workflow_runs(
+        self, repo: str, workflow: str, *, event: str = "workflow_dispatch"
+    ) -> list[WorkflowRun]: ...
+
+    def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
+        """The jobs of a run's latest attempt."""
+        ...
+
+
+class Checks(Protocol):
+    """Check runs: read, made and updated."""
+
+    def check_runs(self, repo: str, sha: str, name: str) -> list[CheckRun]: ...
+
+    def create_check_run(self, repo: str, payload: dict[str, Any]) -> CheckRun: ...
+
+    def update_check_run(self, repo: str, check_run_id: int, payload: dict[str, Any]) -> CheckRun: ...
+
+
+class Conversation(Protocol):
+    """PR comments and reactions."""
+
+    def comments(self, repo: str, number: int) -> list[Comment]: ...
+
+    def create_comment(self, repo: str, number: int, body: str) -> Comment: ...
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment:
+        """Edit a comment; :class:`Gone` when it was deleted."""
+        ...
+
+    def add_reaction(self, repo: str, comment_id: int, content: str) -> None: ...
+
+
+class GitHubPort(Permissions, Workflows, Checks, Conversation, Protocol):
+    """What handlers may ask of GitHub. Implementations: PyGithub over HTTP, and a local
+    git repository with a recording sink (demo, replay, tests). A consumer that needs only a
+    few of its methods takes one of the narrower protocols above."""
 
     def pull_files(self, repo: str, number: int, *, expected: int | None = None) -> list[ChangedFile]:
         """The PR's changed files, 100 a page; ``expected`` (the delivery's ``changed_files``)
@@ -146,18 +197,6 @@ class GitHubPort(Protocol):
         """A file on the default branch (the policy lives there), None when absent."""
         ...
 
-    def default_branch(self, repo: str) -> str: ...
-
-    def comments(self, repo: str, number: int) -> list[Comment]: ...
-
-    def create_comment(self, repo: str, number: int, body: str) -> Comment: ...
-
-    def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment:
-        """Edit a comment; :class:`Gone` when it was deleted."""
-        ...
-
-    def add_reaction(self, repo: str, comment_id: int, content: str) -> None: ...
-
     def review_keys(self, repo: str, number: int) -> list[tuple[str, str]]:
         """(commit sha, body) of the App's reviews on a PR (for reconciling a lost write)."""
         ...
@@ -166,30 +205,8 @@ class GitHubPort(Protocol):
         self, repo: str, number: int, commit_sha: str, body: str, comments: list[InlineComment]
     ) -> int: ...
 
-    def check_runs(self, repo: str, sha: str, name: str) -> list[CheckRun]: ...
-
-    def create_check_run(self, repo: str, payload: dict[str, Any]) -> CheckRun: ...
-
-    def update_check_run(self, repo: str, check_run_id: int, payload: dict[str, Any]) -> CheckRun: ...
-
-    def permission(self, repo: str, user: str) -> str:
-        """admin | maintain | write | triage | read | none"""
-        ...
-
-    def team_member(self, org: str, team: str, user: str) -> bool: ...
-
-    def workflow_file(self, repo: str, path: str) -> bytes | None: ...
-
     def dispatch_workflow(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
         """Dispatch; the run id when GitHub returns run details, else None."""
-        ...
-
-    def workflow_runs(
-        self, repo: str, workflow: str, *, event: str = "workflow_dispatch"
-    ) -> list[WorkflowRun]: ...
-
-    def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
-        """The jobs of a run's latest attempt."""
         ...
 
     def cancel_run(self, repo: str, run_id: int) -> None: ...

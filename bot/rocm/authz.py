@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from bot.github.port import GitHubPort
+from bot.github.port import Permissions
+from bot.rocm.decide import LEVELS, Actor, rank
 from config.repo import DispatchConfig
 
-LEVELS = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
 
-
-@dataclass(frozen=True)
-class Actor:
-    login: str
-    permission: str
-    trusted: bool  # may run
-    maintainer: bool  # may approve and force
-
-    def why(self) -> str:
-        return f"@{self.login} has `{self.permission}` permission"
-
-
-def _in_teams(gh: GitHubPort, teams: list[str], login: str) -> bool:
+def _in_teams(gh: Permissions, teams: list[str], login: str) -> bool:
     for team in teams:
         org, slug = team.split("/", 1)
         if gh.team_member(org, slug, login):
@@ -29,10 +15,11 @@ def _in_teams(gh: GitHubPort, teams: list[str], login: str) -> bool:
     return False
 
 
-def actor(gh: GitHubPort, repo: str, login: str, config: DispatchConfig) -> Actor:
-    """The actor's rights on a repository (the REST permission includes team grants)."""
+def actor(gh: Permissions, repo: str, login: str, config: DispatchConfig) -> Actor:
+    """The actor's rights on a repository (the REST permission includes team grants); teams
+    are asked about only when the permission and the lists do not settle it."""
     permission = gh.permission(repo, login)
-    level = LEVELS.get(permission, 0)
+    level = rank(permission)
     lowered = login.lower()
     maintainer = (
         level >= LEVELS["maintain"]
@@ -46,16 +33,3 @@ def actor(gh: GitHubPort, repo: str, login: str, config: DispatchConfig) -> Acto
         or (bool(config.trusted_teams) and _in_teams(gh, config.trusted_teams, login))
     )
     return Actor(login, permission, trusted, maintainer)
-
-
-def who_may(config: DispatchConfig, *, approve: bool) -> str:
-    """One sentence naming who may run (or approve)."""
-    if approve:
-        extra = [*config.maintainers, *config.maintainer_teams]
-        base = "people with maintain or admin permission on this repository"
-    else:
-        extra = [*config.trusted_users, *config.trusted_teams, *config.maintainers, *config.maintainer_teams]
-        base = "people with write, maintain or admin permission on this repository"
-    if extra:
-        return base + ", and " + ", ".join(f"`{e}`" for e in extra)
-    return base

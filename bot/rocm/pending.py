@@ -19,16 +19,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bot.rocm.dispatch import ensure_check
+from bot.github import keys
+from bot.rocm.runs import RocmRuns
 from bot.service.context import HandlerContext
 from bot.service.events import Event
-from bot.store.dispatch import WITHDRAWN, Dispatch, DispatchStore
+from bot.store.dispatch import Dispatch, DispatchStore
 from bot.store.store import Store
 
 log = logging.getLogger(__name__)
 
 Contexts = Callable[[Event], HandlerContext | None]
-OWN = ("dispatch:", "rocm-check:")  # completed from the dispatch rows below, not by a retry
+OWN = (keys.DISPATCH, keys.ROCM_CHECK)  # completed from the dispatch rows below, not by a retry
 BUSY = ("queued", "processing")
 
 
@@ -50,7 +51,7 @@ class Swept:
 def _context(store: Store, contexts: Contexts, record: Dispatch) -> HandlerContext | None:
     """The context of the delivery that began the dispatch (its installation, its repository's
     policy); None while that delivery is still being worked on: it completes the dispatch itself."""
-    delivery_id = store.effect_delivery(record.effect_key)
+    delivery_id = store.effect_delivery(keys.dispatch(record.dispatch_id))
     delivery = store.get(delivery_id) if delivery_id else None
     if delivery is None or delivery.status in BUSY:
         return None
@@ -59,30 +60,12 @@ def _context(store: Store, contexts: Contexts, record: Dispatch) -> HandlerConte
 
 
 def _complete(ctx: HandlerContext, record: Dispatch, swept: Swept) -> None:
-    from bot.rocm.runs import RocmRuns
-
-    rocm = RocmRuns(ctx, record.repository, record.pr_number)
-    runs, dispatcher, dispatch_id = rocm.runs, rocm.dispatcher, record.dispatch_id
-    if record.status == "dispatching":
-        run_id = dispatcher.find_run(record)
-        if run_id is not None:
-            runs.accept(dispatch_id, run_id)
-            ctx.store.finish_effect(record.effect_key, {"run_id": run_id})
-            swept.found.append(dispatch_id)
-        elif rocm.pr.state == "open" and rocm.pr.head_sha == record.head_sha:
-            ref = dispatcher.config.dispatch.ref or ctx.default_branch or rocm.gh.default_branch(rocm.repo)
-            dispatcher.send(record, ref)
-            swept.dispatched.append(dispatch_id)
-        else:
-            runs.update(dispatch_id, status=WITHDRAWN)
-            ctx.store.finish_effect(record.effect_key, {"withdrawn": True})
-            swept.withdrawn.append(dispatch_id)
-            return
-    before = runs.get(dispatch_id)
-    ensure_check(rocm.gh, rocm.effects, runs, dispatch_id)
-    after = runs.get(dispatch_id)
-    if before is not None and after is not None and before.check_run_id != after.check_run_id:
-        swept.checks.append(dispatch_id)
+    what, checked = RocmRuns(ctx, record.repository, record.pr_number).complete(record)
+    if what is not None:
+        {"found": swept.found, "dispatched": swept.dispatched, "withdrawn": swept.withdrawn}[what].append(
+            record.dispatch_id)
+    if checked:
+        swept.checks.append(record.dispatch_id)
 
 
 def sweep(store: Store, contexts: Contexts, older_than: float, *, now: float | None = None) -> Swept:

@@ -1,280 +1,284 @@
-"""ROCm run decisions for one PR: who may run what, when a maintainer must approve, budgets."""
+"""One PR's ROCm runs: read the facts `decide.py` needs, carry its decisions out, reply.
+
+Handlers call the operations below; every GitHub write they lead to goes through the ledger.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.analysis.engine import audit
-from bot.formats.escape import code
+from bot.formats.markdown import Run
+from bot.github import keys
 from bot.github.port import PullRequest
+from bot.github.publish import SummaryState, with_runs
 from bot.github.tree import GitHubTree
-from bot.rocm.authz import Actor, actor, who_may
-from bot.rocm.dispatch import APPROVE_ACTION, ROCM_CHECK, Dispatcher, Refusal, Result, find_check, minutes
+from bot.rocm import decide, payloads
+from bot.rocm.authz import actor
+from bot.rocm.decide import Actor, Refusal
+from bot.rocm.dispatch import Dispatcher, ensure_check
+from bot.rocm.payloads import Result
 from bot.service.context import HandlerContext
-from bot.store.dispatch import DispatchStore, SelectedTest, Selection, tests_hash
-from config.repo import RepoConfig
+from bot.store.dispatch import Dispatch, DispatchStore, SelectedTest, Selection
 
 log = logging.getLogger(__name__)
-
-Decision = Literal["dispatch", "pending"]
 
 
 @dataclass(frozen=True)
 class Outcome:
-    decision: Decision
+    decision: Literal["dispatch", "pending"]
     result: Result | None = None
     reason: str = ""
 
 
 class RocmRuns:
-    """Everything one PR's ROCm runs need, built once per delivery."""
+    """The ROCm runs of one PR, for one delivery."""
 
     def __init__(self, ctx: HandlerContext, repo: str, number: int) -> None:
         assert ctx.github is not None
-        self.ctx = ctx
-        self.gh = ctx.github
         self.repo = repo
         self.number = number
-        self.loaded = ctx.policy(repo)
-        self.config: RepoConfig = self.loaded.config
-        self.runs = DispatchStore(ctx.store)
-        self.effects = ctx.effects()
-        self.dispatcher = Dispatcher(self.gh, self.effects, self.runs, self.config, ctx.default_branch)
-        self._pr: PullRequest | None = None
+        self._ctx = ctx
+        self._loaded = ctx.policy(repo)
+        self.config = self._loaded.config
+        self._store = DispatchStore(ctx.store)
+        self._effects = ctx.effects()
+        self._dispatcher = Dispatcher(ctx.github, self._effects, self._store, self.config, ctx.default_branch)
 
     @property
     def pr(self) -> PullRequest:
-        if self._pr is None:
-            self._pr = self.ctx.pull_request(self.repo, self.number)
-        return self._pr
+        return self._ctx.pull_request(self.repo, self.number)
 
     def actor(self, login: str) -> Actor:
-        return actor(self.gh, self.repo, login, self.config.dispatch)
+        assert self._ctx.github is not None
+        return actor(self._ctx.github, self.repo, login, self.config.dispatch)
 
     def selection(self) -> Selection | None:
-        return self.runs.selection(self.repo, self.number, self.pr.head_sha)
+        return self._store.selection(self.repo, self.number, self.pr.head_sha)
 
-    # what to run -----------------------------------------------------------
+    def head_at(self, when: float) -> str:
+        """The PR's head when a comment was written at ``when``, as the bot saw the heads
+        arrive; empty when it was written before the bot knew any."""
+        return self._store.head_at(self.repo, self.number, when) or ""
+
+    # what to run ---------------------------------------------------------------------------
+
+    def _head(self) -> GitHubTree:
+        assert self._ctx.github is not None
+        return GitHubTree(self._ctx.github, self.repo, self.pr.head_sha)
 
     def _head_tests(self) -> list[tuple[SelectedTest, bool]]:
-        """Every enabled ROCm test at the head, and whether its suite is a per-PR one that
-        PR runs may use."""
-        report = audit(GitHubTree(self.gh, self.repo, self.pr.head_sha), loaded=self.loaded)
-        out = []
-        for t in report.tests:
-            if t.backend != "rocm" or t.disabled is not None or t.suite is None:
-                continue
-            suite = self.config.suites.get(t.suite)
-            per_pr = t.cadence == "per-pr" and (suite is None or suite.per_pr)
-            out.append((SelectedTest(t.path, t.suite, t.est_time, t.gpus, "direct"), per_pr))
-        return out
+        return decide.rocm_tests(audit(self._head(), loaded=self._loaded).tests, self.config)
 
     def all_tests(self) -> list[SelectedTest]:
         """Every enabled ROCm test of the per-PR suites at the head (`/run-amd all`)."""
         return [t for t, per_pr in self._head_tests() if per_pr]
 
-    def named_tests(self, paths: tuple[str, ...]) -> tuple[list[SelectedTest], list[str]]:
-        """The named tests if each is an enabled ROCm marker at the head, whatever its
-        suite's cadence; else why not, per path."""
-        head = GitHubTree(self.gh, self.repo, self.pr.head_sha)
+    def named_tests(self, paths: Sequence[str]) -> list[SelectedTest]:
+        """The named tests (`/run-amd <paths>`), each an enabled ROCm marker at the head."""
+        head = self._head()
         known = {t.path: t for t, _ in self._head_tests()}
-        tests, problems = [], []
-        for path in paths:
-            clean = path.strip("`'\"").lstrip("./")
-            if clean in known:
-                tests.append(known[clean])
-            elif head.blob_id(clean) is None:
-                hint = " (did you mean `/run-amd cancel`?)" if clean in ("canel", "cancle") else ""
-                problems.append(f"{code(clean)} is not a file at the head{hint}")
-            else:
-                problems.append(f"{code(clean)} has no enabled ROCm marker")
-        return tests, problems
+        files = {p for p in map(decide.clean_path, paths) if p not in known and head.blob_id(p) is not None}
+        tests, problems = decide.named_tests(paths, known, files)
+        if problems:
+            raise decide.named_refusal(problems)
+        return tests
 
-    # budgets and approvals ---------------------------------------------------
+    # decisions, carried out ---------------------------------------------------------------
 
-    def budget_problem(self, tests: list[SelectedTest]) -> str | None:
-        cost = sum(t.gpu_minutes for t in tests)
-        d = self.config.dispatch
-        spent_head = self.runs.gpu_minutes(self.repo, pr=self.number, head=self.pr.head_sha)
-        if spent_head + cost > d.budget_gpu_minutes_per_head:
-            return (
-                f"this head would use {minutes(spent_head + cost)}, over the "
-                f"{minutes(d.budget_gpu_minutes_per_head)} budget per PR head"
-            )
-        spent_day = self.runs.gpu_minutes(self.repo, since=time.time() - 86400)
-        if spent_day + cost > d.budget_gpu_minutes_per_day:
-            return (
-                f"the repository has used {minutes(spent_day)} in the last 24 hours; this would pass "
-                f"the {minutes(d.budget_gpu_minutes_per_day)} daily budget"
-            )
-        return None
-
-    def author_trusted(self) -> bool:
-        return self.actor(self.pr.author).trusted
-
-    def request(
-        self, who: Actor, tests: list[SelectedTest], *, force: bool, origin: str, failing: list[str],
-        seen: str | None = None,
-    ) -> Outcome:
+    def request(self, who: Actor, tests: Sequence[SelectedTest], *, force: bool, origin: str,
+                failing: Sequence[str], seen: str | None = None) -> Outcome:
         """Dispatch, or queue for approval, or raise Refusal with the reply. ``seen``: the head
         the requester saw; a maintainer's request approves only that head."""
-        d = self.config.dispatch
-        if not who.trusted:
-            raise Refusal(f"{who.why()}; ROCm runs may be started by {who_may(d, approve=False)}.")
-        if force and not who.maintainer:
-            raise Refusal(f"{who.why()}; `--force` may be used by {who_may(d, approve=True)}.")
-        blocked = sorted({t.path for t in tests} & set(failing))
-        if blocked and not force:
-            raise Refusal(
-                f"{', '.join(code(p) for p in blocked)} ha{'ve' if len(blocked) > 1 else 's'} error "
-                "findings (see the summary): the runs would fail after taking the GPUs. Fix them, or a "
-                "maintainer can `/run-amd --force`."
-            )
-        if not tests:
-            raise Refusal(
-                "there is nothing to run: no enabled ROCm test is selected for this head. "
-                "`/run-amd all` runs every enabled ROCm test; `/run-amd <path>` runs one."
-            )
-        reasons = []
-        if not self.author_trusted():
-            reasons.append(f"the PR author @{self.pr.author} is not trusted to run code on the ROCm runners")
-        budget = self.budget_problem(tests)
-        if budget:
-            reasons.append(budget)
-        digest = tests_hash(tests)
+        refused = decide.screen(who, tests, force=force, failing=failing, config=self.config.dispatch)
+        if refused is not None:
+            raise refused
         head = self.pr.head_sha
-        if reasons:
-            approved = self.runs.approver(self.repo, self.number, head, digest)
-            if who.maintainer and approved is None and seen not in (None, head):
-                assert seen is not None
-                self.queue_for_approval(tests, "; ".join(reasons))
-                raise Refusal(moved(seen, head))
-            if who.maintainer and approved is None:
-                self.runs.approve(self.repo, self.number, head, digest, who.login, "command")
-                approved = who.login
-            if approved is None:
-                self.queue_for_approval(tests, "; ".join(reasons))
-                return Outcome("pending", reason="; ".join(reasons))
-        result = self.dispatcher.run(self.repo, self.number, head, tests, who.login, origin)
-        return Outcome("dispatch", result)
-
-    def queue_for_approval(self, tests: list[SelectedTest], reason: str) -> None:
-        """A `rocmbot / rocm` check in action_required, with an approve button."""
-        head = self.pr.head_sha
-        self.runs.save_selection(self.repo, self.number, head, self.pr.author, tests, [], "pending")
-        cost = sum(t.gpu_minutes for t in tests)
-        lines = [f"Waiting for a maintainer: {reason}.", "", f"Estimated cost: about {minutes(cost)}.", ""]
-        lines.extend(f"- {code(t.path)} on {code(t.suite)}" for t in tests)
-        payload = {
-            "name": ROCM_CHECK,
-            "head_sha": head,
-            "status": "completed",
-            "conclusion": "action_required",
-            "output": {
-                "title": f"Approval needed: {len(tests)} ROCm tests, about {minutes(cost)}",
-                "summary": "\n".join(lines),
-            },
-            "actions": [
-                {
-                    "label": "Approve ROCm run",
-                    "identifier": APPROVE_ACTION,
-                    "description": f"Run {len(tests)} tests, about {cost:.0f} GPU-min"[:40],
-                }
-            ],
-        }
-        external_id = f"pending-{tests_hash(tests)[:16]}"
-        payload["external_id"] = external_id
-        check = self.effects.once(
-            f"pending-check:{self.repo}#{self.number}:{head}:{tests_hash(tests)}",
-            "check_run",
-            f"{self.repo}@{head}",
-            lambda: {"id": self.gh.create_check_run(self.repo, payload).id},
-            lambda: find_check(self.gh, self.repo, head, external_id),
+        facts = decide.Head(
+            head,
+            self.pr.author,
+            self.actor(self.pr.author).trusted,
+            self._store.gpu_minutes(self.repo, pr=self.number, head=head),
+            self._store.gpu_minutes(self.repo, since=time.time() - 86400),
+            self._store.approver(self.repo, self.number, head, decide.digest(tests)),
         )
-        if check and check.get("id"):
-            self.runs.set_selection(self.repo, self.number, head, check_run_id=check["id"])
-
-    def report_refusal(self, refusal: Refusal) -> None:
-        """An automatic dispatch that could not happen shows as a failed `rocmbot / rocm` check."""
-        head = self.pr.head_sha
-        payload = {
-            "name": ROCM_CHECK,
-            "head_sha": head,
-            "status": "completed",
-            "conclusion": "failure",
-            "output": {
-                "title": f"{refusal.rule or 'Not dispatched'}: ROCm runs not dispatched",
-                "summary": refusal.reason,
-            },
-        }
-        external_id = f"refusal-{refusal.rule or 'none'}"
-        payload["external_id"] = external_id
-        self.effects.once(
-            f"refusal-check:{self.repo}#{self.number}:{head}:{refusal.rule}",
-            "check_run",
-            f"{self.repo}@{head}",
-            lambda: {"id": self.gh.create_check_run(self.repo, payload).id},
-            lambda: find_check(self.gh, self.repo, head, external_id),
-        )
+        decision = decide.request(who, tests, facts, self.config.dispatch, seen=seen)
+        if isinstance(decision, Refusal):
+            raise decision
+        if isinstance(decision, decide.AwaitApproval):
+            self.queue_for_approval(decision.tests, decision.reason)
+            if decision.refusal is not None:
+                raise decision.refusal
+            return Outcome("pending", reason=decision.reason)
+        if decision.approve_as is not None:
+            self._store.approve(self.repo, self.number, head, decide.digest(tests), decision.approve_as,
+                                "command")
+        return Outcome("dispatch", self._dispatcher.run(self.repo, self.number, head, decision.tests,
+                                                        who.login, origin))
 
     def approve(self, who: Actor, via: str, *, head: str | None = None) -> Outcome:
         """A maintainer releases the pending selection of the current head; ``head`` is the
         head the maintainer saw (the review's commit, the check's head, the head current when
         the comment was written): an approval of another head releases nothing."""
-        d = self.config.dispatch
-        if not who.maintainer:
-            raise Refusal(f"{who.why()}; ROCm runs may be approved by {who_may(d, approve=True)}.")
-        if head is not None and head != self.pr.head_sha:
-            raise Refusal(moved(head, self.pr.head_sha))
         pending = self.selection()
-        if pending is None or pending.state != "pending" or not pending.tests:
-            raise Refusal("there is nothing waiting for approval on this head.")
-        digest = tests_hash(pending.tests)
-        self.runs.approve(self.repo, self.number, self.pr.head_sha, digest, who.login, via)
-        result = self.dispatcher.run(
-            self.repo, self.number, self.pr.head_sha, pending.tests, who.login, f"approval:{digest}"
-        )
-        self.runs.set_selection(self.repo, self.number, self.pr.head_sha, state="dispatched")
+        current = self.pr.head_sha
+        decision = decide.approval(who, head, current, pending, self.config.dispatch)
+        if isinstance(decision, Refusal):
+            raise decision
+        assert pending is not None
+        digest = decide.digest(decision.tests)
+        self._store.approve(self.repo, self.number, current, digest, who.login, via)
+        result = self._dispatcher.run(self.repo, self.number, current, decision.tests, who.login,
+                                      keys.by_approval(digest))
+        self._store.set_selection(self.repo, self.number, current, state="dispatched")
         if pending.check_run_id is not None:
-            self.gh.update_check_run(
-                self.repo,
-                pending.check_run_id,
-                {
-                    "status": "completed",
-                    "conclusion": "success",
-                    "output": {
-                        "title": f"Approved by @{who.login}",
-                        "summary": f"Approved by @{who.login}; the runs are dispatched.",
-                    },
-                },
-            )
+            key = keys.approved_check(self.repo, self.number, current, digest)
+            done = payloads.approved_check(who.login)
+            self._effects.update_check(key, self.repo, pending.check_run_id, done)
         return Outcome("dispatch", result)
 
+    def queue_for_approval(self, tests: Sequence[SelectedTest], reason: str) -> None:
+        """A `rocmbot / rocm` check in action_required, with an approve button."""
+        head = self.pr.head_sha
+        self._store.save_selection(self.repo, self.number, head, self.pr.author, list(tests), [], "pending")
+        digest = decide.digest(tests)
+        key = keys.pending_check(self.repo, self.number, head, digest)
+        check_id = self._effects.make_check(key, self.repo, payloads.approval_check(head, list(tests), reason,
+                                                                                    digest))
+        if check_id is not None:
+            self._store.set_selection(self.repo, self.number, head, check_run_id=check_id)
 
-def moved(seen: str, head: str) -> str:
-    """The reply to an approval of a head that is no longer the PR's (``seen`` empty: written
-    before rocmbot knew any head of the PR)."""
-    given = f"is for `{seen[:12]}`, the PR's head when it was given" if seen else (
-        "was given before rocmbot saw the PR's head")
-    return (
-        f"this approval {given}; the head is now `{head[:12]}`, which needs its own approval "
-        "(nothing was dispatched)."
-    )
+    def after_analysis(self, tests: Sequence[SelectedTest], failing: Sequence[str]) -> None:
+        """The head was just analysed and ``tests`` selected: cancel the previous heads' runs;
+        dispatch the selection when its author may (else ask a maintainer); a dispatch that
+        cannot happen shows as a failed `rocmbot / rocm` check."""
+        if self.config.dispatch.cancel_stale:
+            self.cancel(except_head=self.pr.head_sha)
+        if not decide.automatic(self.config.dispatch, tests, failing):
+            return
+        author = self.actor(self.pr.author)
+        if not author.trusted:
+            self.queue_for_approval(tests, decide.untrusted_author(self.pr.author))
+            return
+        head = self.pr.head_sha
+        try:
+            self.request(author, tests, force=False, origin=keys.AUTOMATIC, failing=[])
+            refresh_summary_runs(self._ctx, self.repo, self.number, head)
+        except Refusal as refusal:
+            log.info("automatic dispatch refused", extra={"delivery_id": self._ctx.event.delivery_id,
+                                                          "reason": refusal.reason})
+            key = keys.refusal_check(self.repo, self.number, head, refusal.rule)
+            failed = payloads.refusal_check(head, refusal.reason, refusal.rule)
+            self._effects.make_check(key, self.repo, failed)
 
+    def rerun(self, record: Dispatch, login: str) -> None:
+        """"Re-run" on a dispatch's check: the same tests again, as a request by ``login``."""
+        if self.pr.head_sha != record.head_sha or self.pr.state != "open":
+            log.info("re-run of an old head's ROCm run: not dispatched",
+                     extra={"delivery_id": self._ctx.event.delivery_id})
+            return
+        selection = self.selection()
+        known = {t.path: t for t in (selection.tests if selection is not None else [])}
+        tests = [known.get(p) or SelectedTest(p, record.suite, None, None) for p in record.tests]
+        origin = keys.by_rerun(self._ctx.event.delivery_id)
+        try:
+            self.request(self.actor(login), tests, force=False, origin=origin,
+                         failing=selection.failing if selection is not None else [])
+        except Refusal as refusal:
+            log.info("re-run refused", extra={"delivery_id": self._ctx.event.delivery_id,
+                                              "reason": refusal.reason})
 
-def describe(result: Result) -> str:
-    parts = []
-    for d in result.dispatched:
-        parts.append(
-            f"{code(d.suite)}: {len(d.tests)} test{'s' if len(d.tests) != 1 else ''}, "
-            f"about {minutes(d.gpu_minutes)} (dispatch `{d.dispatch_id}`)"
+    def cancel(self, *, except_head: str | None = None) -> list[Dispatch]:
+        """Cancel this PR's runs in flight (all, or those of other heads)."""
+        return self._dispatcher.cancel(self.repo, self.number, except_head=except_head)
+
+    def complete(self, record: Dispatch) -> tuple[str | None, bool]:
+        """Complete a dispatch an attempt left pending: what became of it if GitHub had not
+        accepted it (see :meth:`Dispatcher.complete`), and whether it got its check now."""
+        what = None
+        if record.status == "dispatching":
+            what = self._dispatcher.complete(
+                record, lambda: self.pr.state == "open" and self.pr.head_sha == record.head_sha)
+            if what == "withdrawn":
+                return what, False
+        before = self._store.get(record.dispatch_id)
+        ensure_check(self._effects, self._store, record.dispatch_id)
+        after = self._store.get(record.dispatch_id)
+        return what, before is not None and after is not None and before.check_run_id != after.check_run_id
+
+    def refresh_summary(self) -> None:
+        refresh_summary_runs(self._ctx, self.repo, self.number, self.pr.head_sha)
+
+    # replies --------------------------------------------------------------------------------
+
+    def react(self, comment_id: int, content: str) -> None:
+        self._effects.react(self.repo, comment_id, content)
+
+    def reply(self, comment_id: int, command: str, kind: str, text: str) -> None:
+        """One reply per command (a comment and its text: an edit is a new command).
+
+        The reply carries a hidden marker, so an attempt that died after GitHub made the comment
+        but before the ledger recorded it (a 5xx after the write, a killed worker) finds it and
+        brings it up to date instead of answering twice; a retry may have reached another outcome.
+        """
+        digest = payloads.digest(command)
+        marker = payloads.reply_marker(comment_id, digest)
+        self._effects.marked_comment(
+            keys.reply(self.repo, comment_id, digest), self.repo, self.number, payloads.marked(text, marker),
+            marker, made={"kind": kind}, found={"kind": kind}, refresh=True,
         )
-    for d in result.already:
-        parts.append(f"{code(d.suite)}: already running (dispatch `{d.dispatch_id}`)")
-    return "; ".join(parts)
+
+    def answer(self, comment_id: int, text: str) -> None:
+        """A refusal or a "waiting for approval": one reply per answer and head. The same answer to
+        a later command on the same head edits that reply (it counts the commands) instead of
+        adding a comment: five refused `/run-amd` make one reply, not five."""
+        head = self.pr.head_sha
+        digest = payloads.digest(text)
+        group = keys.answer_group(self.repo, self.number, head, digest)
+        marker = payloads.answer_marker(head, digest)
+        first = self._effects.marked_comment(
+            keys.answer(group), self.repo, self.number, payloads.marked(text, marker), marker,
+            made={"command": comment_id}, found={"command": None},
+        )
+        if not isinstance(first, dict) or first.get("command") == comment_id or first.get("dry_run"):
+            return
+        mine = keys.answer_edit(group, comment_id)
+        earlier = self._effects.made_starting(keys.answer_edit_prefix(group)) - {mine}
+        body = payloads.counted(text, len(earlier) + 2, marker)
+        self._effects.edit_comment(mine, self.repo, self.number, int(first["id"]), body)
+
+    def review_reply(self, review_id: int, text: str) -> None:
+        """One reply per review, found again by its marker when GitHub made it unseen."""
+        marker = payloads.review_reply_marker(review_id)
+        self._effects.marked_comment(keys.review_reply(self.repo, review_id), self.repo, self.number,
+                                     payloads.marked(text, marker), marker)
+
+    def help_reply(self) -> str:
+        return payloads.help_reply(self.config.dispatch, self.selection())
 
 
-__all__ = ["Outcome", "Refusal", "RocmRuns", "describe", "moved"]
+def summary_runs(ctx: HandlerContext, repo: str, number: int, head: str) -> list[Run]:
+    """A head's ROCm runs as the summary shows them."""
+    return [Run(d.suite, tuple(d.tests), d.conclusion or d.status, d.run_url)
+            for d in DispatchStore(ctx.store).for_pr(repo, number, head)]
+
+
+def refresh_summary_runs(ctx: HandlerContext, repo: str, number: int, head: str) -> None:
+    """Show the head's ROCm runs, with their status, in the summary the ledger last wrote for
+    that head (a dispatch, a run that moved on); nothing when it shows another head."""
+    effects = ctx.effects()
+    existing = effects.known_summary(repo, number)
+    if existing is None or SummaryState.load(existing[1]).head != head:
+        return
+    body = with_runs(existing[1], summary_runs(ctx, repo, number, head))
+    if body != existing[1]:
+        version = hashlib.sha1(body.encode(), usedforsecurity=False).hexdigest()[:12]
+        effects.summary(repo, number, body, existing, version=version)
+
+
+__all__ = ["Outcome", "Refusal", "RocmRuns", "refresh_summary_runs", "summary_runs"]

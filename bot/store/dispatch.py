@@ -105,11 +105,6 @@ class Dispatch:
     def active(self) -> bool:
         return self.status in ACTIVE
 
-    @property
-    def effect_key(self) -> str:
-        """The ledger key of sending it: every attempt at this dispatch shares it."""
-        return f"dispatch:{self.dispatch_id}"
-
 
 @dataclass(frozen=True)
 class JobOutcome:

@@ -11,7 +11,7 @@ import pytest
 from bot.cli import main
 from bot.cli.ci_run import run
 from bot.rocm.commands import parse
-from bot.rocm.dispatch import workflow_problem
+from bot.rocm.decide import workflow_problem
 
 TEMPLATE = Path(__file__).parents[2] / "config" / "workflows" / "rocm-targeted.yml"
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bot.github.port import WorkflowJob
-from bot.rocm.dispatch import Dispatcher, job_target, outcome_lines, tally
+from bot.rocm.payloads import outcome_lines, run_check, tally
+from bot.rocm.track import job_of, job_target, record_job, seconds
 from bot.store.dispatch import Dispatch, JobOutcome
-from handlers.rocm_runs import _job_of, _record_job, _seconds
 
 A, B = "tests/e2e/test_a.py", "tests/e2e/test_b.py"
 
@@ -37,10 +37,10 @@ def test_the_table_links_each_job_and_counts_the_results() -> None:
 
 def test_the_check_title_carries_the_tally() -> None:
     outcomes = {A: JobOutcome(A, 1, "completed", "failure", None, None)}
-    payload = Dispatcher.check_payload("f" * 40, "d1", "s", [A, B], 10.0, "in_progress", outcomes=outcomes)
+    payload = run_check("f" * 40, "d1", "s", [A, B], 10.0, "in_progress", outcomes=outcomes)
     assert payload["output"]["title"] == "2 ROCm tests on s: in progress (1 failed)"
     assert "| Test | Result | Time |" in payload["output"]["summary"]
-    plain = Dispatcher.check_payload("f" * 40, "d1", "s", [A], 10.0, "queued")
+    plain = run_check("f" * 40, "d1", "s", [A], 10.0, "queued")
     assert plain["output"]["title"] == "1 ROCm test on s: queued"
     assert f"- `{A}`" in plain["output"]["summary"]
 
@@ -49,9 +49,9 @@ def test_job_times_need_both_ends() -> None:
     def job(started: str | None, completed: str | None) -> WorkflowJob:
         return WorkflowJob(1, A, "completed", "success", "", started, completed)
 
-    assert _seconds(job("2026-11-30T10:00:00Z", "2026-11-30T10:02:30Z")) == 150
-    assert _seconds(job("2026-11-30T10:00:00Z", None)) is None
-    assert _seconds(job(None, None)) is None
+    assert seconds(job("2026-11-30T10:00:00Z", "2026-11-30T10:02:30Z")) == 150
+    assert seconds(job("2026-11-30T10:00:00Z", None)) is None
+    assert seconds(job(None, None)) is None
 
 
 def test_a_job_without_an_id_or_test_is_not_recorded() -> None:
@@ -63,9 +63,9 @@ def test_a_job_without_an_id_or_test_is_not_recorded() -> None:
             recorded.append(outcome)
 
     store = Store()
-    plan = _job_of({"id": 3, "name": "plan", "status": "completed"})
-    assert plan is not None and not _record_job(store, record, plan)  # type: ignore[arg-type]
-    assert _job_of({"id": "3", "name": A}) is None
-    waiting = _job_of({"id": 3, "name": A, "status": "waiting"})
-    assert waiting is not None and _record_job(store, record, waiting)  # type: ignore[arg-type]
+    plan = job_of({"id": 3, "name": "plan", "status": "completed"})
+    assert plan is not None and not record_job(store, record, plan)  # type: ignore[arg-type]
+    assert job_of({"id": "3", "name": A}) is None
+    waiting = job_of({"id": 3, "name": A, "status": "waiting"})
+    assert waiting is not None and record_job(store, record, waiting)  # type: ignore[arg-type]
     assert recorded == [JobOutcome(A, 3, "queued", None, None, None)]

@@ -9,10 +9,6 @@ report holding harmless text, so even an allowed tag (`<br>`, `<details>`) canno
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from types import SimpleNamespace
-from typing import Any, cast
-
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -20,13 +16,11 @@ from bot.analysis.findings import Severity, finding
 from bot.analysis.report import Report, Selected, Table, TestEntry
 from bot.formats.escape import cell, code, inline, prose
 from bot.github.publish import SummaryState, check_output, inline_comments, summary_body
+from bot.rocm import payloads
 from bot.rocm.commands import parse
-from bot.rocm.dispatch import Dispatcher, Result
-from bot.rocm.runs import RocmRuns, describe
-from bot.service.events import Event
+from bot.rocm.payloads import Result, describe
 from bot.store.dispatch import Dispatch, JobOutcome, SelectedTest, Selection
 from config.repo import defaults
-from handlers.commands import _handle, _help
 from tests.security.markup import problems, render, structure
 
 # Fragments that are markup somewhere: mentions, references, links, images, autolinks, HTML,
@@ -153,54 +147,26 @@ def test_each_escaper_yields_inert_text(text: str) -> None:
     assert set(render(code(text)).tags) <= {"p", "code"}
 
 
-class _GitHub:
-    """The two writes a command reply makes, recorded."""
-
-    def __init__(self) -> None:
-        self.comments: list[str] = []
-
-    def create_comment(self, repo: str, number: int, body: str) -> Any:
-        self.comments.append(body)
-        return SimpleNamespace(id=len(self.comments))
-
-    def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
-        pass
-
-
-class _Ledger:
-    def once(self, key: str, kind: str, target: str, act: Callable[[], Any],
-             reconcile: Callable[[], Any] | None = None) -> Any:
-        return act()
-
-
-def _runs(gh: _GitHub, tests: list[SelectedTest]) -> RocmRuns:
-    selection = Selection("octo/miles", 1, "b" * 40, "dev", tests, [], 10.0, None, "selected")
-    runs = SimpleNamespace(effects=_Ledger(), gh=gh, repo="octo/miles", number=1, config=defaults(),
-                           selection=lambda: selection)
-    return cast(RocmRuns, runs)
-
-
 @PLAIN_SETTINGS
 @given(line=hostile, path=hostile, suite=hostile)
 def test_command_replies_and_run_checks_are_inert(line: str, path: str, suite: str) -> None:
     """The replies quote the command as written and the selection's paths and suites."""
-    gh = _GitHub()
-    runs = _runs(gh, [SelectedTest(path, suite, 600, 4)])
-    event = Event.from_payload("issue_comment", "d", {"repository": {"full_name": "octo/miles"}})
+    selection = Selection("octo/miles", 1, "b" * 40, "dev", [SelectedTest(path, suite, 600, 4)], [], 10.0,
+                          None, "selected")
     unknown = parse("/run-amdx " + line)
     assert unknown is not None and unknown.kind == "unknown"
-    _handle(runs, event, unknown, 7, "dev")
-    gh.comments.append(_help(runs))
+    marker = payloads.reply_marker(7, payloads.digest("/run-amdx " + line))
+    bodies = [payloads.marked(payloads.unknown_reply(unknown.text, unknown.suggestion), marker)]
+    bodies.append(payloads.help_reply(defaults().dispatch, selection))
     dispatch = Dispatch("d1", "octo/miles", 1, "b" * 40, suite, [path], 40.0, "dev", "queued", None,
                         None, None, None, 0.0)
-    gh.comments.append("Dispatched: " + describe(Result([dispatch], [dispatch])) + ".")
-    dispatcher = Dispatcher(cast(Any, None), cast(Any, None), cast(Any, None), defaults())
-    check = dispatcher.check_payload("b" * 40, "d1", suite, [path, path], 40.0, "queued")
-    gh.comments.append(check["output"]["summary"])
+    bodies.append("Dispatched: " + describe(Result([dispatch], [dispatch])) + ".")
+    check = payloads.run_check("b" * 40, "d1", suite, [path, path], 40.0, "queued")
+    bodies.append(check["output"]["summary"])
     outcomes = {path: JobOutcome(path, 1, "completed", line, None, 60.0)}  # the job URL is GitHub's
-    done = dispatcher.check_payload("b" * 40, "d1", suite, [path], 40.0, "completed", outcomes=outcomes)
-    gh.comments.append(done["output"]["summary"])
-    for body in gh.comments:
+    done = payloads.run_check("b" * 40, "d1", suite, [path], 40.0, "completed", outcomes=outcomes)
+    bodies.append(done["output"]["summary"])
+    for body in bodies:
         assert problems(body) == [], body
 
 

@@ -18,7 +18,8 @@ from bot.analysis.engine import audit
 from bot.analysis.tree import FolderTree
 from bot.cli.example import TEST_TEMPLATE
 from bot.github.port import PullRequest as PortPullRequest
-from bot.rocm.dispatch import Dispatcher, Refusal
+from bot.rocm.decide import Refusal
+from bot.rocm.dispatch import Dispatcher
 from bot.store.dispatch import SelectedTest
 from config.repo import defaults, parse_config
 from ghsim.state import PullRequest

@@ -1,0 +1,360 @@
+"""What to do about ROCm runs, decided from plain facts: who asks, what is selected, what was
+spent, who approved. Nothing here reads or writes anything; `runs.py` gathers the facts and
+carries the decisions out.
+
+A decision is one of three values: :class:`DispatchTests`, :class:`AwaitApproval`, or a
+:class:`Refusal` (an exception, so the code carrying a decision out can raise it as it is).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import yaml
+
+from bot.formats.escape import code
+from bot.github import keys
+from bot.rocm.payloads import minutes, moved, who_may
+from bot.store.dispatch import UNACCEPTED, Dispatch, SelectedTest, Selection, tests_hash
+from config.repo import DispatchConfig, RepoConfig
+
+LEVELS = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
+REQUIRED_INPUTS = ("tests", "suite", "pr_number", "head_sha", "dispatch_id")
+
+
+# facts --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Someone asking for runs, and their rights on the repository."""
+
+    login: str
+    permission: str
+    trusted: bool  # may run
+    maintainer: bool  # may approve and force
+
+    def why(self) -> str:
+        return f"@{self.login} has `{self.permission}` permission"
+
+
+@dataclass(frozen=True)
+class Head:
+    """What a request for a PR head is weighed against."""
+
+    sha: str
+    author: str
+    author_trusted: bool
+    spent_on_head: float  # GPU-minutes already dispatched for this head
+    spent_today: float  # by the repository in the last 24 hours
+    approved_by: str | None  # who approved these tests on this head, if anyone
+
+
+# decisions ------------------------------------------------------------------------------------
+
+
+class Refusal(Exception):  # noqa: N818 - a refusal is an answer, not an error
+    """Nothing is dispatched; ``reason`` is the one-paragraph reply."""
+
+    def __init__(self, reason: str, *, rule: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.rule = rule
+
+
+@dataclass(frozen=True)
+class DispatchTests:
+    tests: tuple[SelectedTest, ...]
+    approve_as: str | None = None  # a maintainer's request approves the head as it goes
+
+
+@dataclass(frozen=True)
+class AwaitApproval:
+    """Wait for a maintainer; with ``refusal``, also tell the requester why nothing ran."""
+
+    tests: tuple[SelectedTest, ...]
+    reason: str
+    refusal: Refusal | None = None
+
+
+Decision = DispatchTests | AwaitApproval | Refusal
+
+
+# who may ------------------------------------------------------------------------------------------
+
+
+def rank(permission: str) -> int:
+    return LEVELS.get(permission, 0)
+
+
+def screen(who: Actor, tests: Sequence[SelectedTest], *, force: bool, failing: Iterable[str],
+           config: DispatchConfig) -> Refusal | None:
+    """Why the requester may not have these tests run at all, or None."""
+    if not who.trusted:
+        return Refusal(f"{who.why()}; ROCm runs may be started by {who_may(config, approve=False)}.")
+    if force and not who.maintainer:
+        return Refusal(f"{who.why()}; `--force` may be used by {who_may(config, approve=True)}.")
+    blocked = sorted({t.path for t in tests} & set(failing))
+    if blocked and not force:
+        return Refusal(
+            f"{', '.join(code(p) for p in blocked)} ha{'ve' if len(blocked) > 1 else 's'} error "
+            "findings (see the summary): the runs would fail after taking the GPUs. Fix them, or a "
+            "maintainer can `/run-amd --force`."
+        )
+    if not tests:
+        return Refusal(
+            "there is nothing to run: no enabled ROCm test is selected for this head. "
+            "`/run-amd all` runs every enabled ROCm test; `/run-amd <path>` runs one."
+        )
+    return None
+
+
+def may_cancel(who: Actor, config: DispatchConfig) -> Refusal | None:
+    if who.trusted:
+        return None
+    return Refusal(f"{who.why()}; runs may be cancelled by {who_may(config, approve=False)}.")
+
+
+def budget_problem(cost: float, head: Head, config: DispatchConfig) -> str | None:
+    """Why ``cost`` more GPU-minutes would pass a budget, or None."""
+    if head.spent_on_head + cost > config.budget_gpu_minutes_per_head:
+        return (
+            f"this head would use {minutes(head.spent_on_head + cost)}, over the "
+            f"{minutes(config.budget_gpu_minutes_per_head)} budget per PR head"
+        )
+    if head.spent_today + cost > config.budget_gpu_minutes_per_day:
+        return (
+            f"the repository has used {minutes(head.spent_today)} in the last 24 hours; this would pass "
+            f"the {minutes(config.budget_gpu_minutes_per_day)} daily budget"
+        )
+    return None
+
+
+def request(who: Actor, tests: Sequence[SelectedTest], head: Head, config: DispatchConfig, *,
+            seen: str | None = None) -> Decision:
+    """A screened request (see :func:`screen`): dispatch, or wait for a maintainer when the PR's
+    author is not trusted or a budget would be passed. ``seen``: the head the requester saw; a
+    maintainer's request approves only that head."""
+    chosen = tuple(tests)
+    reasons = []
+    if not head.author_trusted:
+        reasons.append(f"the PR author @{head.author} is not trusted to run code on the ROCm runners")
+    budget = budget_problem(sum(t.gpu_minutes for t in chosen), head, config)
+    if budget:
+        reasons.append(budget)
+    if not reasons or head.approved_by is not None:
+        return DispatchTests(chosen)
+    reason = "; ".join(reasons)
+    if who.maintainer and seen is not None and seen != head.sha:
+        return AwaitApproval(chosen, reason, Refusal(moved(seen, head.sha)))
+    if who.maintainer:
+        return DispatchTests(chosen, approve_as=who.login)
+    return AwaitApproval(chosen, reason)
+
+
+def approval(who: Actor, seen: str | None, head: str, pending: Selection | None,
+             config: DispatchConfig) -> DispatchTests | Refusal:
+    """A maintainer releases the tests waiting on the current head; ``seen`` is the head the
+    maintainer saw (an approval of another head releases nothing)."""
+    if not who.maintainer:
+        return Refusal(f"{who.why()}; ROCm runs may be approved by {who_may(config, approve=True)}.")
+    if seen is not None and seen != head:
+        return Refusal(moved(seen, head))
+    if pending is None or pending.state != "pending" or not pending.tests:
+        return Refusal("there is nothing waiting for approval on this head.")
+    return DispatchTests(tuple(pending.tests), approve_as=who.login)
+
+
+def automatic(config: DispatchConfig, tests: Sequence[SelectedTest], failing: Iterable[str]) -> bool:
+    """Whether a head's selection is dispatched without a command: not when it is empty, or a
+    test it would run has a new error (the run would fail on the runner)."""
+    return config.auto != "off" and bool(tests) and not ({t.path for t in tests} & set(failing))
+
+
+def untrusted_author(author: str) -> str:
+    return f"@{author} may not start ROCm runs"
+
+
+# what to run ---------------------------------------------------------------------------------------
+
+
+class HeadTest(Protocol):
+    """A marker of the head as the analysis reports it."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def suite(self) -> str | None: ...
+    @property
+    def disabled(self) -> str | None: ...
+    @property
+    def est_time(self) -> float | None: ...
+    @property
+    def gpus(self) -> int | None: ...
+    @property
+    def cadence(self) -> str | None: ...
+
+
+def rocm_tests(found: Iterable[HeadTest], config: RepoConfig) -> list[tuple[SelectedTest, bool]]:
+    """Every enabled ROCm test, and whether its suite is a per-PR one that PR runs may use."""
+    out = []
+    for t in found:
+        if t.backend != "rocm" or t.disabled is not None or t.suite is None:
+            continue
+        suite = config.suites.get(t.suite)
+        per_pr = t.cadence == "per-pr" and (suite is None or suite.per_pr)
+        out.append((SelectedTest(t.path, t.suite, t.est_time, t.gpus, "direct"), per_pr))
+    return out
+
+
+def clean_path(path: str) -> str:
+    """A test path as a command may write it: quoted, or starting with `./`."""
+    return path.strip("`'\"").lstrip("./")
+
+
+def named_tests(paths: Iterable[str], known: dict[str, SelectedTest], files: set[str]
+                ) -> tuple[list[SelectedTest], list[str]]:
+    """The named tests if each is an enabled ROCm marker at the head (``known``), whatever its
+    suite's cadence; else why not, per path (``files``: the named paths that are files)."""
+    tests, problems = [], []
+    for path in paths:
+        clean = clean_path(path)
+        if clean in known:
+            tests.append(known[clean])
+        elif clean not in files:
+            hint = " (did you mean `/run-amd cancel`?)" if clean in ("canel", "cancle") else ""
+            problems.append(f"{code(clean)} is not a file at the head{hint}")
+        else:
+            problems.append(f"{code(clean)} has no enabled ROCm marker")
+    return tests, problems
+
+
+def named_refusal(problems: list[str]) -> Refusal:
+    return Refusal("nothing was dispatched: " + "; ".join(problems) + ".")
+
+
+# how to dispatch ------------------------------------------------------------------------------------
+
+
+def workflow_problem(text: bytes | None, path: str) -> str | None:
+    """CFG002: why the dispatch workflow cannot take the bot's dispatch, or None."""
+    if text is None:
+        return f"the dispatch workflow `{path}` does not exist on the default branch"
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        return f"`{path}` is not valid YAML{where}"
+    if not isinstance(data, dict):
+        return f"`{path}` is not a workflow"
+    triggers = data.get("on", data.get(True))  # YAML 1.1 reads a bare `on:` key as True
+    if isinstance(triggers, str):
+        triggers = {triggers: None}
+    elif isinstance(triggers, list):
+        triggers = dict.fromkeys(triggers)
+    if not isinstance(triggers, dict) or "workflow_dispatch" not in triggers:
+        return f"`{path}` has no `workflow_dispatch` trigger"
+    declared = (triggers.get("workflow_dispatch") or {}).get("inputs") or {}
+    missing = [name for name in REQUIRED_INPUTS if name not in declared]
+    if missing:
+        return (
+            f"`{path}` does not declare the input{'s' if len(missing) > 1 else ''} "
+            + ", ".join(f"`{m}`" for m in missing)
+            + " that rocmbot sends"
+        )
+    return None
+
+
+def workflow_refusal(problem: str) -> Refusal:
+    return Refusal(f"CFG002: {problem}, so GitHub would refuse the dispatch. Nothing was dispatched.",
+                   rule="CFG002")
+
+
+def head_moved(current: str) -> Refusal:
+    return Refusal(
+        f"the PR's head moved to `{current[:12]}` while this was being handled; "
+        "nothing was dispatched. Comment again to run the new head."
+    )
+
+
+def _passable(word: str) -> bool:
+    """A test path or suite name that survives the workflow's `tests.split()` as itself."""
+    return bool(word) and not word.startswith("-") and not any(c.isspace() for c in word)
+
+
+def unsendable(tests: Sequence[SelectedTest]) -> Refusal | None:
+    """Why these tests cannot be sent as the workflow's inputs, or None."""
+    if not tests:
+        return Refusal("there is nothing to run: no enabled ROCm test is selected for this head.")
+    unsafe = sorted({t.path for t in tests if not _passable(t.path)} | {
+        t.suite for t in tests if not _passable(t.suite)})
+    if unsafe:
+        return Refusal(
+            f"{', '.join(code(u) for u in unsafe)}: the workflow's `tests` and `suite` inputs are "
+            "space-separated words, so a test path or suite name with white space (or one that "
+            "starts with `-`, which the runner would read as an option) would reach it as "
+            "something else. Rename it; nothing was dispatched."
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class Send:
+    """One suite's tests to dispatch: a new dispatch, or one whose outcome is not known."""
+
+    suite: str
+    paths: list[str]
+    gpu_minutes: float
+    dispatch_id: str
+    unsure: Dispatch | None = None  # the earlier dispatch of the same tests to complete
+
+
+def plan(repo: str, number: int, head: str, tests: Sequence[SelectedTest], origin: str,
+         earlier: Sequence[Dispatch]) -> list[Send | Dispatch]:
+    """Per suite, what to send, or the dispatch of the same tests already running. A dispatch
+    of the same tests whose outcome is not known (GitHub answered 5xx, the worker died) is
+    completed under its own id, not sent again under a new one."""
+    by_suite: dict[str, list[SelectedTest]] = defaultdict(list)
+    for t in tests:
+        by_suite[t.suite].append(t)
+    steps: list[Send | Dispatch] = []
+    for suite, group in sorted(by_suite.items()):
+        paths = sorted({t.path for t in group})
+        same = [d for d in earlier if d.suite == suite and sorted(d.tests) == paths]
+        active = [d for d in same if d.active]
+        if active:
+            steps.append(active[0])
+            continue
+        unsure = [d for d in same if d.status in UNACCEPTED]
+        steps.append(Send(suite, paths, sum(t.gpu_minutes for t in group),
+                          keys.dispatch_id(repo, number, head, suite, paths, origin),
+                          unsure[0] if unsure else None))
+    return steps
+
+
+def digest(tests: Sequence[SelectedTest]) -> str:
+    """What an approval is bound to, besides the PR and its head."""
+    return tests_hash(list(tests))
+
+
+# which dispatch a run is --------------------------------------------------------------------------
+
+# The targeted workflow's run name carries the dispatch id: `rocmbot <id>`, or in parentheses,
+# as the workflow template has always written it (`ROCm PR #7 stage-c-4-gpu-mi350 (<id>)`).
+_RUN_NAME = re.compile(r"\brocmbot ([0-9a-f]{16})\b|\(([0-9a-f]{16})\)")
+
+
+def run_dispatch_id(*names: str) -> str | None:
+    """The dispatch id a run's name (or title) carries, or None."""
+    for name in names:
+        found = _RUN_NAME.search(name)
+        if found:
+            return found.group(1) or found.group(2)
+    return None

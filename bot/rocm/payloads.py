@@ -1,0 +1,312 @@
+"""What GitHub receives about ROCm runs: the `rocmbot / rocm` checks and the command replies."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.formats.escape import code
+from bot.formats.markdown import grid
+from bot.store.dispatch import Dispatch, JobOutcome, SelectedTest, Selection
+from config.repo import DispatchConfig
+
+ROCM_CHECK = "rocmbot / rocm"
+APPROVE_ACTION = "approve-rocm"
+
+HELP = """**rocmbot commands** (the first line of a PR comment):
+
+- `/run-amd`: run the ROCm tests this PR affects (its current selection)
+- `/run-amd all`: run every enabled ROCm test of the per-PR suites
+- `/run-amd <test path> [...]`: run those tests
+- `/run-amd cancel`: cancel this PR's ROCm runs in flight
+- `/run-amd --force`: run despite error findings (maintainers)
+- `/approve-amd`: approve the waiting ROCm runs of the current head (maintainers)
+- `/run-amd help`: this message"""
+
+
+@dataclass
+class Result:
+    """What a request dispatched, and what was already running."""
+
+    dispatched: list[Dispatch] = field(default_factory=list)
+    already: list[Dispatch] = field(default_factory=list)
+
+
+def minutes(value: float) -> str:
+    return f"{value:.0f} GPU-minutes"
+
+
+def digest(text: str) -> str:
+    """A short digest of a text, for a marker or a key (not a secret)."""
+    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()[:12]
+
+
+# sentences -----------------------------------------------------------------------------------
+
+
+def who_may(config: DispatchConfig, *, approve: bool) -> str:
+    """One sentence naming who may run (or approve)."""
+    if approve:
+        extra = [*config.maintainers, *config.maintainer_teams]
+        base = "people with maintain or admin permission on this repository"
+    else:
+        extra = [*config.trusted_users, *config.trusted_teams, *config.maintainers, *config.maintainer_teams]
+        base = "people with write, maintain or admin permission on this repository"
+    if extra:
+        return base + ", and " + ", ".join(f"`{e}`" for e in extra)
+    return base
+
+
+def moved(seen: str, head: str) -> str:
+    """The reply to an approval of a head that is no longer the PR's (``seen`` empty: written
+    before rocmbot knew any head of the PR)."""
+    given = f"is for `{seen[:12]}`, the PR's head when it was given" if seen else (
+        "was given before rocmbot saw the PR's head")
+    return (
+        f"this approval {given}; the head is now `{head[:12]}`, which needs its own approval "
+        "(nothing was dispatched)."
+    )
+
+
+def describe(result: Result) -> str:
+    parts = []
+    for d in result.dispatched:
+        parts.append(
+            f"{code(d.suite)}: {len(d.tests)} test{'s' if len(d.tests) != 1 else ''}, "
+            f"about {minutes(d.gpu_minutes)} (dispatch `{d.dispatch_id}`)"
+        )
+    for d in result.already:
+        parts.append(f"{code(d.suite)}: already running (dispatch `{d.dispatch_id}`)")
+    return "; ".join(parts)
+
+
+# the `rocmbot / rocm` check of a dispatch ------------------------------------------------------
+
+_JOB_URL = re.compile(r"https?://[^\s()<>\[\]`]+")
+_CONCLUSIONS = (
+    "success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required", "stale",
+)
+
+
+def _word(found: JobOutcome) -> str:
+    """A job's state in a word or two; one GitHub does not document reads as `other`."""
+    if found.status != "completed":
+        return "in progress" if found.status == "in_progress" else "queued"
+    return (found.conclusion if found.conclusion in _CONCLUSIONS else "other").replace("_", " ")
+
+
+def outcome_lines(paths: list[str], outcomes: dict[str, JobOutcome]) -> list[str]:
+    """A table of each test's result, with a link to its job."""
+    rows = []
+    for path in paths:
+        found = outcomes.get(path)
+        if found is None:
+            rows.append([code(path), "waiting", ""])
+            continue
+        result = _word(found)
+        if found.job_url and _JOB_URL.fullmatch(found.job_url):
+            result = f"[{result}]({found.job_url})"
+        took = f"{found.seconds / 60:.0f} min" if found.seconds is not None else ""
+        rows.append([code(path), result, took])
+    return grid(["Test", "Result", "Time"], rows)
+
+
+def tally(paths: list[str], outcomes: dict[str, JobOutcome]) -> str:
+    """`3 passed, 1 failed` over the tests that finished."""
+    counts: dict[str, int] = defaultdict(int)
+    for path in paths:
+        found = outcomes.get(path)
+        if found is not None and found.status == "completed":
+            word = _word(found)
+            counts[{"success": "passed", "failure": "failed"}.get(word, word)] += 1
+    return ", ".join(f"{n} {word}" for word, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def run_check(
+    head: str,
+    dispatch_id: str,
+    suite: str,
+    paths: list[str],
+    gpu: float,
+    status: str,
+    *,
+    conclusion: str | None = None,
+    url: str | None = None,
+    detail: str = "",
+    outcomes: dict[str, JobOutcome] | None = None,
+) -> dict[str, Any]:
+    """A dispatch's check: its tests (with their results once known), its status and run."""
+    lines = [f"Suite {code(suite)}, about {minutes(gpu)}; dispatch `{dispatch_id}`.", ""]
+    if outcomes:
+        lines.extend(outcome_lines(paths, outcomes))
+    else:
+        lines.extend(f"- {code(p)}" for p in paths)
+    if detail:
+        lines.extend(["", detail])
+    tests = f"{len(paths)} ROCm test{'s' if len(paths) != 1 else ''} on {suite}"
+    title = f"{tests}: {conclusion or status.replace('_', ' ')}"
+    counted = tally(paths, outcomes or {})
+    if counted:
+        title += f" ({counted})"
+    payload: dict[str, Any] = {
+        "name": ROCM_CHECK,
+        "head_sha": head,
+        "status": status,
+        "external_id": dispatch_id,
+        "output": {"title": title, "summary": "\n".join(lines)},
+    }
+    if url:
+        payload["details_url"] = url
+    if conclusion is not None:
+        payload["conclusion"] = conclusion
+    return payload
+
+
+def queued_check(record: Dispatch) -> dict[str, Any]:
+    """The check a dispatch gets once GitHub accepted it."""
+    return run_check(record.head_sha, record.dispatch_id, record.suite, record.tests, record.gpu_minutes,
+                     "queued")
+
+
+def run_check_update(record: Dispatch, outcomes: dict[str, JobOutcome]) -> dict[str, Any]:
+    """The check brought up to date with its run and its tests (an update: no name, no head)."""
+    payload = run_check(
+        record.head_sha,
+        record.dispatch_id,
+        record.suite,
+        record.tests,
+        record.gpu_minutes,
+        record.status,
+        conclusion=record.conclusion if record.status == "completed" else None,
+        url=record.run_url,
+        detail=f"Workflow run: {record.run_url}" if record.run_url else "",
+        outcomes=outcomes,
+    )
+    return {k: v for k, v in payload.items() if k not in ("head_sha", "name")}
+
+
+CANCELLED_CHECK: dict[str, Any] = {
+    "status": "completed",
+    "conclusion": "cancelled",
+    "output": {"title": "Cancelled", "summary": "Cancelled by rocmbot."},
+}
+
+
+# the checks of what was not dispatched -----------------------------------------------------------
+
+
+def approval_check(head: str, tests: list[SelectedTest], reason: str, digest: str) -> dict[str, Any]:
+    """A `rocmbot / rocm` check in action_required, with an approve button."""
+    cost = sum(t.gpu_minutes for t in tests)
+    lines = [f"Waiting for a maintainer: {reason}.", "", f"Estimated cost: about {minutes(cost)}.", ""]
+    lines.extend(f"- {code(t.path)} on {code(t.suite)}" for t in tests)
+    return {
+        "name": ROCM_CHECK,
+        "head_sha": head,
+        "status": "completed",
+        "conclusion": "action_required",
+        "output": {
+            "title": f"Approval needed: {len(tests)} ROCm tests, about {minutes(cost)}",
+            "summary": "\n".join(lines),
+        },
+        "actions": [
+            {
+                "label": "Approve ROCm run",
+                "identifier": APPROVE_ACTION,
+                "description": f"Run {len(tests)} tests, about {cost:.0f} GPU-min"[:40],
+            }
+        ],
+        "external_id": f"pending-{digest[:16]}",
+    }
+
+
+def approved_check(login: str) -> dict[str, Any]:
+    """The approval check, once a maintainer released its runs."""
+    return {
+        "status": "completed",
+        "conclusion": "success",
+        "output": {
+            "title": f"Approved by @{login}",
+            "summary": f"Approved by @{login}; the runs are dispatched.",
+        },
+    }
+
+
+def refusal_check(head: str, reason: str, rule: str | None) -> dict[str, Any]:
+    """An automatic dispatch that could not happen, as a failed check."""
+    return {
+        "name": ROCM_CHECK,
+        "head_sha": head,
+        "status": "completed",
+        "conclusion": "failure",
+        "output": {"title": f"{rule or 'Not dispatched'}: ROCm runs not dispatched", "summary": reason},
+        "external_id": f"refusal-{rule or 'none'}",
+    }
+
+
+# replies -------------------------------------------------------------------------------------------
+
+
+def help_reply(config: DispatchConfig, selection: Selection | None) -> str:
+    lines = [
+        HELP,
+        "",
+        f"Runs may be started by {who_may(config, approve=False)}; "
+        f"approvals and `--force` are for {who_may(config, approve=True)}.",
+    ]
+    if selection is None or not selection.tests:
+        lines.append("\nThis head has no selected ROCm tests.")
+    else:
+        lines.append(
+            f"\nThis head's selection: {len(selection.tests)} tests, about {minutes(selection.gpu_minutes)}:"
+        )
+        lines.extend(f"- {code(t.path)} on {code(t.suite)}" for t in selection.tests)
+    return "\n".join(lines)
+
+
+def unknown_reply(text: str, suggestion: str | None) -> str:
+    return (
+        f"{code(text[:80])} is not a rocmbot command; did you mean `{suggestion}`? "
+        "`/run-amd help` lists them."
+    )
+
+
+NOTHING_IN_FLIGHT = "No ROCm run of this PR is in flight."
+
+
+def waiting_reply(reason: str, config: DispatchConfig) -> str:
+    return (
+        f"Waiting for a maintainer's approval: {reason}. "
+        f"{who_may(config, approve=True).capitalize()} can approve with `/approve-amd` "
+        "or the button on the `rocmbot / rocm` check."
+    )
+
+
+def refused_reply(reason: str) -> str:
+    return f"Not dispatched: {reason}"
+
+
+def reply_marker(comment_id: int, command_digest: str) -> str:
+    """Hidden in the reply to one command, to find it again."""
+    return f"<!-- rocmbot:reply {comment_id}:{command_digest} -->"
+
+
+def answer_marker(head: str, answer_digest: str) -> str:
+    """Hidden in the one reply of an answer on a head."""
+    return f"<!-- rocmbot:answer {head[:12]}:{answer_digest} -->"
+
+
+def review_reply_marker(review_id: int) -> str:
+    return f"<!-- rocmbot:review-reply {review_id} -->"
+
+
+def marked(text: str, marker: str) -> str:
+    return f"{text}\n\n{marker}"
+
+
+def counted(text: str, commands: int, marker: str) -> str:
+    """An answer that several commands on the same head received."""
+    return marked(f"{text}\n\n_The same answer to {commands} commands on this head._", marker)

@@ -1,0 +1,142 @@
+"""Tracking dispatched runs to completion: each run's and each job's news on its dispatch's check."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from bot.github import keys
+from bot.github.effects import Effects
+from bot.github.port import WorkflowJob, Workflows
+from bot.rocm import decide, payloads
+from bot.rocm.dispatch import ensure_check
+from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome
+
+IN_FLIGHT_SECONDS = 60.0  # a write begun this recently by another attempt may still be under way
+
+STATUS = {
+    "requested": "queued",
+    "queued": "queued",
+    "waiting": "queued",
+    "pending": "queued",
+    "in_progress": "in_progress",
+    "completed": "completed",
+}
+
+
+def job_target(name: str, tests: list[str]) -> str | None:
+    """The test a job ran: the targeted workflow's matrix names each job after its test
+    (`stage-c-4-gpu-mi350 (tests/e2e/test_x.py)`); a job named after no test is not one."""
+    wanted = set(tests)
+    for word in re.split(r"[\s(),]+", name):
+        if word in wanted:
+            return word
+    return None
+
+
+def seconds(job: WorkflowJob) -> float | None:
+    """How long a job ran, from its `started_at` and `completed_at` (ISO 8601), when both are known."""
+    try:
+        started = datetime.fromisoformat(str(job.started_at).replace("Z", "+00:00"))
+        ended = datetime.fromisoformat(str(job.completed_at).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, (ended - started).total_seconds())
+
+
+def job_of(payload: dict[str, Any]) -> WorkflowJob | None:
+    """The job a `workflow_job` delivery is about; None without a numeric id."""
+    return WorkflowJob.from_api(payload) if isinstance(payload.get("id"), int) else None
+
+
+def record_job(store: DispatchStore, record: Dispatch, job: WorkflowJob) -> bool:
+    """Keep the outcome of the test a job ran; False for a job that ran no test of the dispatch."""
+    path = job_target(job.name, record.tests)
+    if path is None:
+        return False
+    status = STATUS.get(job.status, "in_progress")
+    done = status == "completed"
+    store.record_outcome(
+        record.dispatch_id,
+        JobOutcome(path, job.id, status, job.conclusion if done else None, job.html_url or None,
+                   seconds(job) if done else None),
+    )
+    return True
+
+
+class Tracker:
+    """The news of one repository's dispatched runs."""
+
+    def __init__(self, gh: Workflows, effects: Effects, store: DispatchStore, repo: str) -> None:
+        self.gh = gh
+        self.effects = effects
+        self.store = store
+        self.repo = repo
+
+    def dispatch_of(self, run: dict[str, Any]) -> Dispatch | None:
+        """The dispatch a run is: known by its run id, or named in its title."""
+        run_id = run.get("id")
+        if isinstance(run_id, int):
+            found = self.store.by_run(self.repo, run_id)
+            if found is not None:
+                return found
+        named = decide.run_dispatch_id(str(run.get("display_title") or ""), str(run.get("name") or ""))
+        record = self.store.get(named) if named is not None else None
+        return record if record is not None and record.repository == self.repo else None
+
+    def run_news(self, run: dict[str, Any]) -> Dispatch | None:
+        """Move the dispatch's check with its run: queued, in progress, completed, with each
+        test's result at the end. The dispatch, None for a run that is none."""
+        found = self.dispatch_of(run)
+        if found is None:
+            return None
+        dispatch_id = found.dispatch_id
+        status = STATUS.get(str(run.get("status")), "in_progress")
+        conclusion = run.get("conclusion") if status == "completed" else None
+        self.store.update(dispatch_id, run_id=run.get("id"), run_url=run.get("html_url"), status=status,
+                          conclusion=conclusion)
+        # a run whose dispatch died unseen; one whose dispatch is still making its check (the run's
+        # first delivery often arrives meanwhile) is left to it: a second check would be a duplicate
+        ensure_check(self.effects, self.store, dispatch_id, defer_to_live=IN_FLIGHT_SECONDS)
+        record = self.store.get(dispatch_id)
+        assert record is not None
+        if status == "completed" and record.run_id is not None:
+            self._fill_from_jobs(record)
+        self._refresh_check(dispatch_id, keys.run_news(dispatch_id, status, conclusion))
+        return record
+
+    def job_news(self, job: dict[str, Any]) -> None:
+        """A job of a dispatched run (one test of it) started or ended: show it on the check."""
+        run_id = job.get("run_id")
+        record = self.store.by_run(self.repo, run_id) if isinstance(run_id, int) else None
+        if record is None:
+            return
+        started = job.get("status") == "in_progress" and record.status in ("requested", "queued")
+        if started:
+            self.store.update(record.dispatch_id, status="in_progress")
+        known = job_of(job)
+        if not (known is not None and record_job(self.store, record, known)) and not started:
+            return
+        news = keys.job_news(record.dispatch_id, job.get("id"), job.get("status"), job.get("conclusion"))
+        self._refresh_check(record.dispatch_id, news)
+
+    def _fill_from_jobs(self, record: Dispatch) -> None:
+        """At the end of a run, read its jobs for the tests whose `workflow_job` news never came
+        (a lost delivery, or a run whose id was learnt only from its `workflow_run`)."""
+        assert record.run_id is not None
+        known = self.store.outcomes(record.dispatch_id)
+        if all(p in known and known[p].status == "completed" for p in record.tests):
+            return
+        for job in self.gh.run_jobs(record.repository, record.run_id):
+            record_job(self.store, record, job)
+
+    def _refresh_check(self, dispatch_id: str, news: str) -> None:
+        """Bring the dispatch's check up to date with its run and its tests; ``news`` (the
+        ledger key) names what changed, so a redelivered webhook does not write again."""
+        record = self.store.get(dispatch_id)
+        assert record is not None
+        if record.check_run_id is None:
+            return
+        payload = payloads.run_check_update(record, self.store.outcomes(dispatch_id))
+        self.effects.update_check(news, record.repository, record.check_run_id, payload)
