@@ -7,8 +7,8 @@ from bot.service.router import Router
 
 
 def build_router() -> Router:
-    """Every handler module's router, in the order their handlers run: analysis before the
-    dispatch that reads its selection."""
+    """Every handler module's router. The order is not load-bearing: the review hands its
+    selection to the ROCm dispatch as a value within the same delivery."""
     from handlers import commands, rerun, review, rocm_runs
 
     return Router(review.router, rocm_runs.router, commands.router, rerun.router)
