@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from bot.analysis.engine import analyze, audit
-from bot.analysis.parallel import default_jobs
+from bot.analysis.pool import default_jobs
 from bot.analysis.tree import GitRepository, GitTree
 from bot.cli.example import DOCKERFILE, HARNESS, MODEL, WORKFLOW
 from config.repo import LoadedConfig, parse_config

@@ -12,9 +12,9 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
-from bot.analysis import launch, parallel, pins
+from bot.analysis import launch, pins, pool
 from bot.analysis.ci import ci_index
-from bot.analysis.collector import paused
+from bot.analysis.gcpause import paused
 from bot.analysis.findings import Finding, Severity, finding, fingerprints
 from bot.analysis.markers import Marker
 from bot.analysis.report import (
@@ -550,7 +550,7 @@ def audit(tree: Tree, *, loaded: LoadedConfig | None = None, jobs: int = 1) -> R
     """Everything wrong at one revision, whatever changed.
 
     With ``jobs`` above 1, a large revision's test files are split over that many
-    processes (see :mod:`bot.analysis.parallel`); the report is the same.
+    processes (see :mod:`bot.analysis.pool`); the report is the same.
     """
     with paused():
         return _audit(tree, loaded, jobs)
@@ -569,10 +569,10 @@ def _audit(tree: Tree, loaded: LoadedConfig | None, jobs: int) -> Report:
     loaded = loaded or read_config(tree)
     snap = Snapshot(tree, loaded.config)
     paths = snap.test_paths()
-    processes = parallel.usable(tree, jobs, len(paths))
+    processes = pool.usable(tree, jobs, len(paths))
     # this process checks the pins while the others finish their parts (they pickle theirs)
     found: list[pins.PinOutcome] = []
-    parts = parallel.fork_map(lambda chunk: _audit_files(snap, chunk), parallel.split(paths, processes),
+    parts = pool.fork_map(lambda chunk: _audit_files(snap, chunk), pool.split(paths, processes),
                               meanwhile=lambda: found.append(pins.analyze_pins(snap, None)))
     (pin,) = found
     return Report(
