@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 
 from bot.analysis import launch, pins, pool
 from bot.analysis.ci import ci_index
-from bot.analysis.gcpause import paused
 from bot.analysis.findings import Finding, Severity, finding, fingerprints
+from bot.analysis.gcpause import paused
 from bot.analysis.markers import Marker
 from bot.analysis.report import (
     CHANGES,
