@@ -32,10 +32,10 @@ from bot.analysis.snapshot import Snapshot
 from bot.analysis.tree import Tree, changed_paths, match
 from config.repo import (
     CONFIG_PATHS,
+    DEFAULT_KEYS,
     DEFAULT_SOURCE,
     LoadedConfig,
     RepoConfig,
-    default_data,
     defaults,
     parse_config,
 )
@@ -54,7 +54,7 @@ def read_config(tree: Tree) -> LoadedConfig:
         except UnicodeDecodeError:
             text = "\0"  # not YAML either: parse_config reports it
         return parse_config(text, path)
-    return LoadedConfig(defaults(), None, dict.fromkeys(default_data(), DEFAULT_SOURCE))
+    return LoadedConfig(defaults(), None, dict.fromkeys(DEFAULT_KEYS, DEFAULT_SOURCE))
 
 
 def config_findings(loaded: LoadedConfig) -> list[Finding]:
