@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from bot.analysis import launch, pins, pool
 from bot.analysis.ci import ci_index
+from bot.analysis.cienv import ci_environment
 from bot.analysis.findings import Finding, Severity, finding, fingerprints
 from bot.analysis.gcpause import paused
 from bot.analysis.markers import Marker
@@ -570,10 +571,18 @@ def _audit(tree: Tree, loaded: LoadedConfig | None, jobs: int) -> Report:
     snap = Snapshot(tree, loaded.config)
     paths = snap.test_paths()
     processes = pool.usable(tree, jobs, len(paths))
-    # this process checks the pins while the others finish their parts (they pickle theirs)
+    if processes > 1:
+        # what every process reads, worked out once here before the fork: the workflows
+        # (which suites run, when) and the CI environment of the launches
+        ci_index(snap)
+        if snap.config.launch.enabled:
+            ci_environment(snap)
+    # processes take the files a few at a time (their cost is uneven); this one checks the
+    # pins first, while the others start on the files
     found: list[pins.PinOutcome] = []
-    parts = pool.fork_map(lambda chunk: _audit_files(snap, chunk), pool.split(paths, processes),
-                              meanwhile=lambda: found.append(pins.analyze_pins(snap, None)))
+    chunks = pool.split(paths, min(len(paths), pool.MAX_PARTS)) if processes > 1 else [paths]
+    parts = pool.fork_map(lambda chunk: _audit_files(snap, chunk), chunks, processes,
+                          meanwhile=lambda: found.append(pins.analyze_pins(snap, None)))
     (pin,) = found
     return Report(
         mode="audit",
