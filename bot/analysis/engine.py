@@ -30,7 +30,8 @@ from bot.analysis.report import (
     Tier,
 )
 from bot.analysis.snapshot import Snapshot
-from bot.analysis.tree import Tree, changed_paths, match
+from bot.analysis.source import Shared
+from bot.analysis.tree import GitTree, Tree, changed_paths, match
 from config.repo import (
     CONFIG_PATHS,
     DEFAULT_KEYS,
@@ -428,8 +429,11 @@ def analyze(
 def _analyze(base: Tree, head: Tree, loaded: LoadedConfig | None,
              changed: Collection[str] | None, full: bool) -> Report:
     loaded = loaded or read_config(base)
-    head_snap = Snapshot(head, loaded.config)
-    base_snap = Snapshot(base, loaded.config)
+    # two revisions of one git repository: what the change did not touch is read once
+    shared = Shared() if isinstance(base, GitTree) and isinstance(head, GitTree) and \
+        base.repo is head.repo else None
+    head_snap = Snapshot(head, loaded.config, shared)
+    base_snap = Snapshot(base, loaded.config, shared)
     changes = set(changed) if changed is not None else changed_paths(base, head)
     if not full and not _reaches_other_tests(head_snap, changes):
         head_snap.limit_tests(changes)
