@@ -391,9 +391,15 @@ def real_analyze(root: Path, rev: str, rounds: int) -> None:
             paths.append(f"{n}/{path}")
         floor_t: list[float] = []
         analyze_t: list[float] = []
+        floor_cpu: list[float] = []
+        analyze_cpu: list[float] = []
         for _ in range(max(5, rounds)):  # alternate, so that a busy moment costs both alike
-            floor_t += spread(lambda: floor(Path(tmp), paths), 1)
-            analyze_t += spread(one, 1)
+            wall, mine, _ = cpu(lambda: floor(Path(tmp), paths))
+            floor_t.append(wall)
+            floor_cpu.append(mine)
+            wall, mine, _ = cpu(one)
+            analyze_t.append(wall)
+            analyze_cpu.append(mine)
     med = statistics.median
     result = {
         "repository": str(root),
@@ -403,6 +409,10 @@ def real_analyze(root: Path, rev: str, rounds: int) -> None:
         "floor_s": floor_t,
         "analyze_s": analyze_t,
         "analyze_over_floor_median": med(analyze_t) / med(floor_t),
+        "floor_cpu_s": floor_cpu,
+        "analyze_cpu_s": analyze_cpu,
+        "analyze_over_floor_cpu_median": med(analyze_cpu) / med(floor_cpu),
+        "load_average": os.getloadavg(),
     }
     rows = [
         ("repository", f"{root}, change {sha[:10]}"),
@@ -411,6 +421,9 @@ def real_analyze(root: Path, rev: str, rounds: int) -> None:
         ("floor: read + ast.parse (min/median/max)", _mmm(floor_t)),
         ("rocmbot analyze (min/median/max)", _mmm(analyze_t)),
         ("analyze / floor (medians)", f"{med(analyze_t) / med(floor_t):.2f}x (target <= 2)"),
+        ("CPU time: floor / analyze", f"{_mmm(floor_cpu)} / {_mmm(analyze_cpu)}"),
+        ("analyze / floor (CPU medians)", f"{med(analyze_cpu) / med(floor_cpu):.2f}x"),
+        ("load average (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg())),
     ]
     _write(f"analyze-{_name(root)}.json", result, rows)
 
