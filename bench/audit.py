@@ -171,12 +171,22 @@ def best(fn: Callable[[], object], rounds: int) -> float:
     return min(times)
 
 
+def fresh() -> None:
+    """Forget what earlier rounds worked out in this process (the shell scripts and
+    requirement lines read), as a new `rocmbot` process would not have it."""
+    from bot.analysis import requirements, shell
+
+    for cached in (shell._commands, shell._installs_of, requirements.parse_spec):
+        cached.cache_clear()
+
+
 def floor(root: Path, paths: list[str]) -> None:
     for p in paths:
         ast.parse((root / p).read_text(encoding="utf-8"), filename=p)
 
 
 def run_audit(root: Path, jobs: int = 1, loaded: LoadedConfig | None = None) -> int:
+    fresh()
     with GitRepository(root) as repo:
         report = audit(repo.tree("HEAD"), jobs=jobs, loaded=loaded)
     return len(report.tests)
@@ -283,6 +293,7 @@ def real(root: Path, rev: str, rounds: int) -> None:
 
         def one(jobs: int) -> None:
             nonlocal markers
+            fresh()
             with GitRepository(root) as repo:
                 markers = len(audit(repo.tree(sha), jobs=jobs).tests)
 
@@ -380,6 +391,7 @@ def real_analyze(root: Path, rev: str, rounds: int) -> None:
     ).stdout.split()
 
     def one() -> None:
+        fresh()
         with GitRepository(root) as repo:
             analyze(repo.tree(parent), repo.tree(sha))
 
