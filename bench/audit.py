@@ -29,6 +29,7 @@ import argparse
 import ast
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -38,7 +39,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from bot.analysis.engine import analyze, audit
-from bot.analysis.parallel import default_jobs
+from bot.analysis.pool import default_jobs
 from bot.analysis.tree import GitRepository, GitTree
 from bot.cli.example import DOCKERFILE, HARNESS, MODEL, WORKFLOW
 from config.repo import LoadedConfig, parse_config
@@ -170,12 +171,22 @@ def best(fn: Callable[[], object], rounds: int) -> float:
     return min(times)
 
 
+def fresh() -> None:
+    """Forget what earlier rounds worked out in this process (the shell scripts and
+    requirement lines read), as a new `rocmbot` process would not have it."""
+    from bot.analysis import requirements, shell
+
+    for cached in (shell._commands, shell._installs_of, requirements.parse_spec):
+        cached.cache_clear()
+
+
 def floor(root: Path, paths: list[str]) -> None:
     for p in paths:
         ast.parse((root / p).read_text(encoding="utf-8"), filename=p)
 
 
 def run_audit(root: Path, jobs: int = 1, loaded: LoadedConfig | None = None) -> int:
+    fresh()
     with GitRepository(root) as repo:
         report = audit(repo.tree("HEAD"), jobs=jobs, loaded=loaded)
     return len(report.tests)
@@ -185,12 +196,19 @@ MARKERS_ONLY = parse_config("launch: {enabled: false}\n", ".github/rocmbot.yml")
 
 
 def import_cost(rounds: int) -> dict[str, float | list[str]]:
-    def run(code: str) -> float:
-        return best(lambda: subprocess.run([sys.executable, "-c", code], check=True), rounds)
-
-    bare = run("pass")
-    cli = run("import bot.cli")
-    analysis = run("import bot.cli, bot.analysis.engine, bot.formats")
+    # as an installed copy runs: with its modules' bytecode cached (written by the first run)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    codes = {"bare": "pass", "cli": "import bot.cli",
+             "analysis": "import bot.cli, bot.analysis.engine, bot.formats"}
+    times: dict[str, list[float]] = {name: [] for name in codes}
+    for code in codes.values():
+        subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    for _ in range(max(rounds, 9)):  # alternate, so that a busy moment costs every row alike
+        for name, code in codes.items():
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, env=env)
+            times[name].append(time.perf_counter() - start)
+    bare, cli, analysis = (min(times[name]) for name in codes)
     probe = subprocess.run(
         [sys.executable, "-c",
          "import sys; from bot.cli import main; import io, contextlib\n"
@@ -203,6 +221,8 @@ def import_cost(rounds: int) -> dict[str, float | list[str]]:
         "import_cli_s": cli,
         "import_analysis_s": analysis,
         "analysis_import_over_startup": analysis / bare,
+        "analysis_import_over_startup_median":
+            statistics.median(times["analysis"]) / statistics.median(times["bare"]),
         "web_modules_imported_by_analyze": json.loads(probe.stdout.strip().replace("'", '"')),
     }
 
@@ -244,6 +264,20 @@ def spread(fn: Callable[[], object], rounds: int) -> list[float]:
     return times
 
 
+def cpu(fn: Callable[[], object]) -> tuple[float, float, float]:
+    """Wall time, this process's CPU time and its children's (forked workers, git) of one
+    call. On a machine others share, CPU time is what the call itself cost: the wall time
+    of work split over processes is, on idle cores, the larger of the two CPU times."""
+    start, mine, theirs = time.perf_counter(), time.process_time(), _children()
+    fn()
+    return time.perf_counter() - start, time.process_time() - mine, _children() - theirs
+
+
+def _children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def real(root: Path, rev: str, rounds: int) -> None:
     """Measure the audit of a real repository against the parse floor of the files it reads."""
     with GitRepository(root) as repo:
@@ -259,6 +293,7 @@ def real(root: Path, rev: str, rounds: int) -> None:
 
         def one(jobs: int) -> None:
             nonlocal markers
+            fresh()
             with GitRepository(root) as repo:
                 markers = len(audit(repo.tree(sha), jobs=jobs).tests)
 
@@ -266,10 +301,19 @@ def real(root: Path, rev: str, rounds: int) -> None:
         floor_t: list[float] = []
         one_t: list[float] = []
         par_t: list[float] = []
+        floor_cpu: list[float] = []
+        one_cpu: list[float] = []
+        par_cpu: list[float] = []  # the larger of the parent's and the workers' CPU time
         for _ in range(rounds):  # alternate, so that a busy moment costs every row alike
-            floor_t += spread(lambda: floor(Path(tmp), paths), 1)
-            one_t += spread(lambda: one(1), 1)
-            par_t += spread(lambda: one(jobs), 1)
+            wall, mine, _ = cpu(lambda: floor(Path(tmp), paths))
+            floor_t.append(wall)
+            floor_cpu.append(mine)
+            wall, mine, _ = cpu(lambda: one(1))
+            one_t.append(wall)
+            one_cpu.append(mine)
+            wall, mine, theirs = cpu(lambda: one(jobs))
+            par_t.append(wall)
+            par_cpu.append(max(mine, theirs / max(1, jobs - 1)))
     imports = import_cost(rounds)
     med = statistics.median
     result = {
@@ -283,6 +327,12 @@ def real(root: Path, rev: str, rounds: int) -> None:
         "audit_parallel_s": par_t,
         "audit_over_floor_median": med(one_t) / med(floor_t),
         "audit_parallel_over_floor_median": med(par_t) / med(floor_t),
+        "floor_cpu_s": floor_cpu,
+        "audit_cpu_s": one_cpu,
+        "audit_parallel_critical_cpu_s": par_cpu,
+        "audit_over_floor_cpu_median": med(one_cpu) / med(floor_cpu),
+        "audit_parallel_over_floor_cpu_median": med(par_cpu) / med(floor_cpu),
+        "load_average": os.getloadavg(),
         **imports,
     }
     rows = [
@@ -294,6 +344,15 @@ def real(root: Path, rev: str, rounds: int) -> None:
         (f"rocmbot audit, {jobs} processes", _mmm(par_t)),
         ("audit / floor (medians), 1 process", f"{med(one_t) / med(floor_t):.2f}x (target <= 2)"),
         (f"audit / floor (medians), {jobs} processes", f"{med(par_t) / med(floor_t):.2f}x (target <= 1.3)"),
+        ("CPU time: floor / audit 1 process", f"{_mmm(floor_cpu)} / {_mmm(one_cpu)}"),
+        (f"CPU time: audit {jobs} processes, the busier one", _mmm(par_cpu)),
+        ("audit / floor (CPU medians), 1 process", f"{med(one_cpu) / med(floor_cpu):.2f}x"),
+        (f"audit / floor (CPU medians), {jobs} processes, busier one",
+         f"{med(par_cpu) / med(floor_cpu):.2f}x"),
+        ("import analysis / python startup (mins, medians)",
+         f"{imports['analysis_import_over_startup']:.2f}x, "
+         f"{imports['analysis_import_over_startup_median']:.2f}x"),
+        ("load average (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg())),
     ]
     _write(f"audit-{_name(root)}.json", result, rows)
 
@@ -332,6 +391,7 @@ def real_analyze(root: Path, rev: str, rounds: int) -> None:
     ).stdout.split()
 
     def one() -> None:
+        fresh()
         with GitRepository(root) as repo:
             analyze(repo.tree(parent), repo.tree(sha))
 
@@ -343,9 +403,15 @@ def real_analyze(root: Path, rev: str, rounds: int) -> None:
             paths.append(f"{n}/{path}")
         floor_t: list[float] = []
         analyze_t: list[float] = []
+        floor_cpu: list[float] = []
+        analyze_cpu: list[float] = []
         for _ in range(max(5, rounds)):  # alternate, so that a busy moment costs both alike
-            floor_t += spread(lambda: floor(Path(tmp), paths), 1)
-            analyze_t += spread(one, 1)
+            wall, mine, _ = cpu(lambda: floor(Path(tmp), paths))
+            floor_t.append(wall)
+            floor_cpu.append(mine)
+            wall, mine, _ = cpu(one)
+            analyze_t.append(wall)
+            analyze_cpu.append(mine)
     med = statistics.median
     result = {
         "repository": str(root),
@@ -355,6 +421,10 @@ def real_analyze(root: Path, rev: str, rounds: int) -> None:
         "floor_s": floor_t,
         "analyze_s": analyze_t,
         "analyze_over_floor_median": med(analyze_t) / med(floor_t),
+        "floor_cpu_s": floor_cpu,
+        "analyze_cpu_s": analyze_cpu,
+        "analyze_over_floor_cpu_median": med(analyze_cpu) / med(floor_cpu),
+        "load_average": os.getloadavg(),
     }
     rows = [
         ("repository", f"{root}, change {sha[:10]}"),
@@ -363,6 +433,9 @@ def real_analyze(root: Path, rev: str, rounds: int) -> None:
         ("floor: read + ast.parse (min/median/max)", _mmm(floor_t)),
         ("rocmbot analyze (min/median/max)", _mmm(analyze_t)),
         ("analyze / floor (medians)", f"{med(analyze_t) / med(floor_t):.2f}x (target <= 2)"),
+        ("CPU time: floor / analyze", f"{_mmm(floor_cpu)} / {_mmm(analyze_cpu)}"),
+        ("analyze / floor (CPU medians)", f"{med(analyze_cpu) / med(floor_cpu):.2f}x"),
+        ("load average (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg())),
     ]
     _write(f"analyze-{_name(root)}.json", result, rows)
 

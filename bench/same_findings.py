@@ -7,7 +7,9 @@ this work tree. Both run `rocmbot audit --format json` (or `analyze` with `--ana
 BASE..HEAD`) on the same repository and revision, and the two reports are compared whole.
 
 Run: `.venv/bin/python -m bench.same_findings --repo GIT_DIR [--rev REV] --before ROCMBOT_REV
-[--after ROCMBOT_REV] [--analyze BASE..HEAD] [-j N]`. Exits 0 when the reports are
+[--after ROCMBOT_REV] [--analyze BASE..HEAD] [-j N] [--after-jobs N]` (``--after-jobs``: the
+later revision's audit over that many processes, to prove a split audit reports what one
+process does). Exits 0 when the reports are
 identical, 1 (printing the first differences) when they are not.
 """
 
@@ -57,15 +59,18 @@ def main() -> None:
     parser.add_argument("--before", required=True, help="the rocmbot revision to compare against")
     parser.add_argument("--after", help="the rocmbot revision to check (default: this work tree)")
     parser.add_argument("-j", "--jobs", default="1", help="processes of the audit (default 1)")
+    parser.add_argument("--after-jobs", help="processes of the later revision's audit (default: -j)")
     ns = parser.parse_args()
     if ns.analyze:
         base, _, head = ns.analyze.partition("..")
         args = ["analyze", "--repo", ns.repo, "--base", base, "--head", head or "HEAD", "--format", "json"]
+        after_args = args
     else:
         args = ["audit", "--repo", ns.repo, "--rev", ns.rev, "-j", ns.jobs, "--format", "json"]
+        after_args = [*args[:-3], ns.after_jobs or ns.jobs, *args[-2:]]
     with tempfile.TemporaryDirectory(prefix="rocmbot-before-") as tmp:
         before = report(export(ns.before, Path(tmp, "before")), args)
-        after = report(export(ns.after, Path(tmp, "after")) if ns.after else HERE, args)
+        after = report(export(ns.after, Path(tmp, "after")) if ns.after else HERE, after_args)
     if before == after:
         print(f"identical: {len(json.loads(after).get('findings', []))} findings, {len(after)} bytes of JSON")
         return

@@ -1,82 +1,115 @@
-"""The per-repository configuration (`.github/rocmbot.yml`): model, defaults and loading."""
+"""The per-repository configuration (`.github/rocmbot.yml`): model, defaults and loading.
+
+The policy is plain frozen dataclasses, whose defaults are those of the packaged
+`defaults.yml` (a test checks they are the same). Only a configuration file is validated,
+by the pydantic models of :mod:`config.schema`: an analysis of a repository without one
+imports neither pydantic nor PyYAML, which cost more to import than the rest of the
+command line. The dataclasses answer the few model methods callers use (``model_dump``,
+``model_copy``, ``model_validate``) as the models did.
+"""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from importlib import resources
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from config import yamlload
+if TYPE_CHECKING:
+    from config import schema
 
 CONFIG_PATHS = (".github/rocmbot.yml", ".github/rocmbot.yaml")
 DEFAULT_SOURCE = "default"
 MAX_HINTS = 100  # "did you mean" for the first unknown keys only
 
 Backend = Literal["cpu", "cuda", "rocm"]
+_M = TypeVar("_M", bound="_Model")
 
 
-class Model(BaseModel):
-    # defer_build: a model's validator is built when a configuration file is first
-    # validated, not when the analysis imports this module (see `defaults`)
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+class _Model:
+    """What the policy dataclasses answer of a pydantic model's interface."""
+
+    __slots__ = ()
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        """The fields as plain data (``mode`` is accepted for pydantic's sake: every value
+        is JSON data already)."""
+        data = _plain(self)
+        assert isinstance(data, dict)
+        return data
+
+    def model_copy(self: _M, *, update: dict[str, Any] | None = None) -> _M:
+        """A copy with some fields replaced, unvalidated (as pydantic's)."""
+        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
 
 
-class Suite(Model):
+def _plain(value: object) -> object:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Suite(_Model):
     """A CI suite: how many GPUs its runner has, which CI runs it (null: read from the
     workflows), and whether PR runs may use it."""
 
-    gpus: int | None = Field(default=None, ge=0, le=1024)
+    gpus: int | None = None
     cadence: Literal["per-pr", "nightly", "external"] | None = None
     per_pr: bool = True
 
 
-class PinGroupConfig(Model):
+@dataclass(frozen=True, slots=True)
+class PinGroupConfig(_Model):
     """One configured pin group: globs of its Dockerfiles, workflows and requirements files."""
 
-    dockerfiles: list[str] = Field(default_factory=list)
-    workflows: list[str] = Field(default_factory=list)
-    requirements: list[str] = Field(default_factory=list)
+    dockerfiles: list[str] = field(default_factory=list)
+    workflows: list[str] = field(default_factory=list)
+    requirements: list[str] = field(default_factory=list)
 
 
-class PinsConfig(Model):
+@dataclass(frozen=True, slots=True)
+class PinsConfig(_Model):
     """Dependency-pin checking: explicit groups (empty: inferred), ignored packages."""
 
-    groups: dict[str, PinGroupConfig] = Field(default_factory=dict)
-    ignore: list[str] = Field(default_factory=list)
-    exclude: list[str] = Field(default_factory=list)
+    groups: dict[str, PinGroupConfig] = field(default_factory=dict)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
 
 
-class LaunchConfig(Model):
+@dataclass(frozen=True, slots=True)
+class LaunchConfig(_Model):
     """Launch resolution and the PAR rules: defaults of flags a launch does not set, where
     the model script lives, and what platform a marker's backend means."""
 
     enabled: bool = True
     flavor: Literal["miles", "slime"] = "miles"
-    actor_num_nodes: int = Field(default=1, ge=1, le=4096)
-    actor_num_gpus_per_node: int = Field(default=8, ge=1, le=1024)
-    rollout_num_gpus_per_engine: int = Field(default=1, ge=1, le=1024)
+    actor_num_nodes: int = 1
+    actor_num_gpus_per_node: int = 8
+    rollout_num_gpus_per_engine: int = 1
     model_script: str = "scripts/models/{MODEL_TYPE}.py"
     model_function: str = "model_args"
-    model_type_names: list[str] = Field(default_factory=lambda: ["MODEL_TYPE"])
-    model_type_keywords: list[str] = Field(
+    model_type_names: list[str] = field(default_factory=lambda: ["MODEL_TYPE"])
+    model_type_keywords: list[str] = field(
         default_factory=lambda: ["megatron_model_type", "model_type"])
-    platform_env: dict[str, dict[Backend, str | None]] = Field(default_factory=dict)
-    env: dict[str, str] = Field(default_factory=dict)
-    sinks: list[str] = Field(default_factory=lambda: ["execute_train"])
-    servers: list[str] = Field(default_factory=lambda: ["popen_launch_server"])
-    server_keywords: list[str] = Field(default_factory=lambda: ["Engine", "ServerArgs"])
-    quiet_calls: list[str] = Field(default_factory=lambda: ["get_default_wandb_args"])
-    max_steps: int = Field(default=200_000, ge=1_000, le=10_000_000)
-    max_depth: int = Field(default=16, ge=1, le=64)
+    platform_env: dict[str, dict[Backend, str | None]] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    sinks: list[str] = field(default_factory=lambda: ["execute_train"])
+    servers: list[str] = field(default_factory=lambda: ["popen_launch_server"])
+    server_keywords: list[str] = field(default_factory=lambda: ["Engine", "ServerArgs"])
+    quiet_calls: list[str] = field(default_factory=lambda: ["get_default_wandb_args"])
+    max_steps: int = 200_000
+    max_depth: int = 16
 
 
-class DispatchConfig(Model):
+@dataclass(frozen=True, slots=True)
+class DispatchConfig(_Model):
     """ROCm runs: the workflow to dispatch, who may, and the budgets above which a
     maintainer approves."""
 
@@ -85,61 +118,43 @@ class DispatchConfig(Model):
     auto: Literal["trusted", "off"] = "trusted"
     cancel_stale: bool = True
     cancel_on_close: bool = True
-    trusted_users: list[str] = Field(default_factory=list)
-    trusted_teams: list[str] = Field(default_factory=list)
-    maintainers: list[str] = Field(default_factory=list)
-    maintainer_teams: list[str] = Field(default_factory=list)
-    budget_gpu_minutes_per_head: float = Field(default=480, ge=0)
-    budget_gpu_minutes_per_day: float = Field(default=4000, ge=0)
+    trusted_users: list[str] = field(default_factory=list)
+    trusted_teams: list[str] = field(default_factory=list)
+    maintainers: list[str] = field(default_factory=list)
+    maintainer_teams: list[str] = field(default_factory=list)
+    budget_gpu_minutes_per_head: float = 480.0
+    budget_gpu_minutes_per_day: float = 4000.0
     allow_bots: bool = False
     allow_edited: bool = False
 
-    @field_validator("trusted_teams", "maintainer_teams")
-    @classmethod
-    def _teams(cls, value: list[str]) -> list[str]:
-        for team in value:
-            if team.count("/") != 1 or not all(team.split("/")):
-                raise ValueError(f"{team!r}: name a team as org/team-slug")
-        return value
 
+@dataclass(frozen=True, slots=True)
+class RepoConfig(_Model):
+    """The effective policy for one repository; built as is, the defaults."""
 
-class RepoConfig(Model):
-    """The effective policy for one repository."""
-
-    markers: dict[str, Backend]
-    test_roots: list[str] = Field(default_factory=lambda: ["tests", "test"])
-    tests: list[str] = Field(default_factory=list)
-    exclude: list[str]
-    python_roots: list[str] = Field(min_length=1)
-    suites: dict[str, Suite]
-    harness: list[str] = Field(default_factory=list)
+    markers: dict[str, Backend] = field(default_factory=lambda: {
+        "register_cpu_ci": "cpu", "register_cuda_ci": "cuda", "register_rocm_ci": "rocm",
+        "register_amd_ci": "rocm",
+    })
+    test_roots: list[str] = field(default_factory=lambda: ["tests", "test"])
+    tests: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    python_roots: list[str] = field(default_factory=lambda: ["."])
+    suites: dict[str, Suite] = field(default_factory=dict)
+    harness: list[str] = field(default_factory=list)
     select_imports: bool = False
-    select_nightly: bool
+    select_nightly: bool = False
     select_external: bool = False
-    environment: list[str]
-    pins: PinsConfig = Field(default_factory=PinsConfig)
-    launch: LaunchConfig = Field(default_factory=LaunchConfig)
-    dispatch: DispatchConfig = Field(default_factory=DispatchConfig)
-    max_file_bytes: int = Field(ge=1024, le=64 * 1024 * 1024)
+    environment: list[str] = field(default_factory=lambda: ["**/Dockerfile.rocm"])
+    pins: PinsConfig = field(default_factory=PinsConfig)
+    launch: LaunchConfig = field(default_factory=LaunchConfig)
+    dispatch: DispatchConfig = field(default_factory=DispatchConfig)
+    max_file_bytes: int = 1024 * 1024
 
-    @field_validator("markers")
     @classmethod
-    def _identifiers(cls, value: dict[str, Backend]) -> dict[str, Backend]:
-        for name in value:
-            if not name.isidentifier():
-                raise ValueError(f"{name!r} is not a Python identifier")
-        return value
-
-    @field_validator("python_roots", "test_roots")
-    @classmethod
-    def _roots(cls, value: list[str]) -> list[str]:
-        cleaned = []
-        for root in value:
-            clean = root.strip("/") or "."
-            if "/../" in f"/{clean}/":
-                raise ValueError(f"{root!r} leaves the repository")
-            cleaned.append(clean)
-        return cleaned
+    def model_validate(cls, data: Any) -> RepoConfig:
+        """``data`` validated (pydantic's ``ValidationError`` when it is not)."""
+        return validate(data)
 
     def suite_gpus(self, suite: str) -> int | None:
         """GPUs of a suite's runner: the suite table first, then the name (`-4-gpu-`)."""
@@ -159,9 +174,44 @@ def _gpus_in_name(suite: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def validate(data: Any) -> RepoConfig:
+    """A whole configuration's data validated by :mod:`config.schema`, as the dataclasses
+    (pydantic's ``ValidationError`` when it is not valid)."""
+    from config.schema import RepoConfig as Schema
+
+    return _from_model(Schema.model_validate(data))
+
+
+def _from_model(model: schema.RepoConfig) -> RepoConfig:
+    data = model.model_dump()
+    pins = data["pins"]
+    return RepoConfig(**{
+        **data,
+        "suites": {name: Suite(**suite) for name, suite in data["suites"].items()},
+        "pins": PinsConfig(**{**pins, "groups": {
+            name: PinGroupConfig(**group) for name, group in pins["groups"].items()
+        }}),
+        "launch": LaunchConfig(**data["launch"]),
+        "dispatch": DispatchConfig(**data["dispatch"]),
+    })
+
+
+DEFAULT_KEYS = tuple(f.name for f in dataclasses.fields(RepoConfig))
+
+
 @cache
 def default_data() -> dict[str, Any]:
-    """The default configuration as plain data, read from the packaged `defaults.yml`."""
+    """The default configuration as plain data (what the packaged `defaults.yml` says)."""
+    return defaults().model_dump()
+
+
+def packaged_defaults() -> dict[str, Any]:
+    """The packaged `defaults.yml`, read (the documented defaults, which a test compares
+    with :func:`default_data`)."""
+    from importlib import resources
+
+    import yaml
+
     text = resources.files("config").joinpath("defaults.yml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     assert isinstance(data, dict)
@@ -169,20 +219,8 @@ def default_data() -> dict[str, Any]:
 
 
 def defaults() -> RepoConfig:
-    """The default configuration, built without validating it: the defaults are known to be
-    valid (a test checks that validating them gives the same), and building the validators
-    costs more than the rest of an analysis of a small change."""
-    data = copy.deepcopy(default_data())
-    pins = data["pins"]
-    return RepoConfig.model_construct(**{
-        **data,
-        "suites": {name: Suite.model_construct(**suite) for name, suite in data["suites"].items()},
-        "pins": PinsConfig.model_construct(**{**pins, "groups": {
-            name: PinGroupConfig.model_construct(**group) for name, group in pins["groups"].items()
-        }}),
-        "launch": LaunchConfig.model_construct(**data["launch"]),
-        "dispatch": DispatchConfig.model_construct(**data["dispatch"]),
-    })
+    """The default configuration: the dataclasses as they are, nothing to validate."""
+    return RepoConfig()
 
 
 @dataclass(frozen=True)
@@ -233,6 +271,11 @@ def parse_config(text: str, path: str = CONFIG_PATHS[0]) -> LoadedConfig:
     Never raises: YAML errors, a top level that is not a mapping and invalid keys become
     problems, and the defaults stand in for what could not be used.
     """
+    import yaml
+    from pydantic import ValidationError
+
+    from config import yamlload
+
     base = default_data()
     try:
         user = yamlload.safe_load(text)  # aliases bounded: no "billion laughs"
@@ -267,7 +310,7 @@ def parse_config(text: str, path: str = CONFIG_PATHS[0]) -> LoadedConfig:
         del user[key]
     while True:
         try:
-            config = RepoConfig.model_validate(merge(base, user))
+            config = validate(merge(base, user))
             break
         except ValidationError as exc:
             bad: set[str] = set()

@@ -127,23 +127,23 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(
 
 def test_audit_jobs_do_not_change_the_report(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    import bot.analysis.parallel
+    import bot.analysis.pool
 
     seen: list[int] = []
-    usable = bot.analysis.parallel.usable
+    usable = bot.analysis.pool.usable
 
     def spy(tree: object, jobs: int, files: int) -> int:
         seen.append(jobs)
         return usable(tree, jobs, max(files, 1000))  # split even this small example
 
-    monkeypatch.setattr(bot.analysis.parallel, "usable", spy)
+    monkeypatch.setattr(bot.analysis.pool, "usable", spy)
     root = tmp_path / "repo"
     build_example(root)
     outputs = []
     for jobs in ([], ["-j", "1"], ["--jobs", "2"]):
         main(["audit", "--repo", str(root), "--rev", "HEAD", "--format", "json", *jobs])
         outputs.append(capsys.readouterr().out)
-    assert seen == [bot.analysis.parallel.default_jobs(), 1, 2]
+    assert seen == [bot.analysis.pool.default_jobs(), 1, 2]
     assert outputs[0] == outputs[1] == outputs[2]
     assert json.loads(outputs[0])["tests"]
 

@@ -12,10 +12,11 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
-from bot.analysis import launch, parallel, pins
+from bot.analysis import launch, pins, pool
 from bot.analysis.ci import ci_index
-from bot.analysis.collector import paused
+from bot.analysis.cienv import ci_environment
 from bot.analysis.findings import Finding, Severity, finding, fingerprints
+from bot.analysis.gcpause import paused
 from bot.analysis.markers import Marker
 from bot.analysis.report import (
     CHANGES,
@@ -29,13 +30,14 @@ from bot.analysis.report import (
     Tier,
 )
 from bot.analysis.snapshot import Snapshot
-from bot.analysis.tree import Tree, changed_paths, match
+from bot.analysis.source import Shared
+from bot.analysis.tree import GitTree, Tree, changed_paths, match
 from config.repo import (
     CONFIG_PATHS,
+    DEFAULT_KEYS,
     DEFAULT_SOURCE,
     LoadedConfig,
     RepoConfig,
-    default_data,
     defaults,
     parse_config,
 )
@@ -54,7 +56,7 @@ def read_config(tree: Tree) -> LoadedConfig:
         except UnicodeDecodeError:
             text = "\0"  # not YAML either: parse_config reports it
         return parse_config(text, path)
-    return LoadedConfig(defaults(), None, dict.fromkeys(default_data(), DEFAULT_SOURCE))
+    return LoadedConfig(defaults(), None, dict.fromkeys(DEFAULT_KEYS, DEFAULT_SOURCE))
 
 
 def config_findings(loaded: LoadedConfig) -> list[Finding]:
@@ -427,8 +429,11 @@ def analyze(
 def _analyze(base: Tree, head: Tree, loaded: LoadedConfig | None,
              changed: Collection[str] | None, full: bool) -> Report:
     loaded = loaded or read_config(base)
-    head_snap = Snapshot(head, loaded.config)
-    base_snap = Snapshot(base, loaded.config)
+    # two revisions of one git repository: what the change did not touch is read once
+    shared = Shared() if isinstance(base, GitTree) and isinstance(head, GitTree) and \
+        base.repo is head.repo else None
+    head_snap = Snapshot(head, loaded.config, shared)
+    base_snap = Snapshot(base, loaded.config, shared)
     changes = set(changed) if changed is not None else changed_paths(base, head)
     if not full and not _reaches_other_tests(head_snap, changes):
         head_snap.limit_tests(changes)
@@ -550,7 +555,7 @@ def audit(tree: Tree, *, loaded: LoadedConfig | None = None, jobs: int = 1) -> R
     """Everything wrong at one revision, whatever changed.
 
     With ``jobs`` above 1, a large revision's test files are split over that many
-    processes (see :mod:`bot.analysis.parallel`); the report is the same.
+    processes (see :mod:`bot.analysis.pool`); the report is the same.
     """
     with paused():
         return _audit(tree, loaded, jobs)
@@ -569,11 +574,19 @@ def _audit(tree: Tree, loaded: LoadedConfig | None, jobs: int) -> Report:
     loaded = loaded or read_config(tree)
     snap = Snapshot(tree, loaded.config)
     paths = snap.test_paths()
-    processes = parallel.usable(tree, jobs, len(paths))
-    # this process checks the pins while the others finish their parts (they pickle theirs)
+    processes = pool.usable(tree, jobs, len(paths))
+    if processes > 1:
+        # what every process reads, worked out once here before the fork: the workflows
+        # (which suites run, when) and the CI environment of the launches
+        ci_index(snap)
+        if snap.config.launch.enabled:
+            ci_environment(snap)
+    # processes take the files a few at a time (their cost is uneven); this one checks the
+    # pins first, while the others start on the files
     found: list[pins.PinOutcome] = []
-    parts = parallel.fork_map(lambda chunk: _audit_files(snap, chunk), parallel.split(paths, processes),
-                              meanwhile=lambda: found.append(pins.analyze_pins(snap, None)))
+    chunks = pool.split(paths, min(len(paths), pool.MAX_PARTS)) if processes > 1 else [paths]
+    parts = pool.fork_map(lambda chunk: _audit_files(snap, chunk), chunks, processes,
+                          meanwhile=lambda: found.append(pins.analyze_pins(snap, None)))
     (pin,) = found
     return Report(
         mode="audit",

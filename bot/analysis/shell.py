@@ -146,6 +146,17 @@ def _shell_c(words: list[Word], script: str,
 
 def commands(script: str) -> list[list[Word]]:
     """The simple commands of a script as word lists (assignments and redirects left out)."""
+    return [list(words) for words in _commands(script)]
+
+
+@lru_cache(maxsize=512)
+def _commands(script: str) -> tuple[tuple[Word, ...], ...]:
+    # the pin groups read a script for its installs and for the scripts it runs, and
+    # workflows repeat steps: parsing shell is most of what reading a repository's CI costs
+    return tuple(tuple(words) for words in _parse_commands(script))
+
+
+def _parse_commands(script: str) -> list[list[Word]]:
     if not script.strip():
         return []
     try:

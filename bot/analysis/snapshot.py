@@ -10,7 +10,7 @@ from bot.analysis.definitions import Definitions
 from bot.analysis.findings import Finding
 from bot.analysis.imports import ImportGraph
 from bot.analysis.markers import Marker, find_markers
-from bot.analysis.source import Module, Sources, Unreadable
+from bot.analysis.source import Module, Shared, Sources, Unreadable
 from bot.analysis.tree import Tree, match
 from config.repo import RepoConfig
 
@@ -31,10 +31,12 @@ class Derived(Generic[T]):
 class Snapshot:
     """Caches everything derived from one tree, so each file is read and parsed once."""
 
-    def __init__(self, tree: Tree, config: RepoConfig) -> None:
+    def __init__(self, tree: Tree, config: RepoConfig, shared: Shared | None = None) -> None:
+        """``shared``: what another snapshot of the same repository already read and parsed
+        (see :class:`~bot.analysis.source.Shared`)."""
         self.tree = tree
         self.config = config
-        self.sources = Sources(tree, config.max_file_bytes)
+        self.sources = Sources(tree, config.max_file_bytes, shared)
         self.graph = ImportGraph(self.sources, config.python_roots)
         self.definitions = Definitions(self.sources, config.python_roots)
         self._markers: dict[str, tuple[list[Marker], list[Finding]]] = {}

@@ -116,16 +116,30 @@ class _ReadAhead:
             return self._data.pop(path, None)
 
 
-class Sources:
-    """A tree's files as text and syntax trees, each read and parsed at most once."""
+class Shared:
+    """What the snapshots of one analysis (a PR's base and head) share: files read and
+    parsed, by path and content (git blob id). A file the change did not touch is then read,
+    decoded and parsed once, whichever snapshot asks first. Only for trees of one git
+    repository, whose blob ids cost nothing to look up."""
 
-    def __init__(self, tree: Tree, max_bytes: int = 1 << 20) -> None:
+    def __init__(self) -> None:
+        self.text: dict[tuple[str, str], str | Unreadable] = {}
+        self.modules: dict[tuple[str, str], Module | Unreadable] = {}
+        self.parsed: dict[tuple[Callable[[str, str], object], str, str], object] = {}
+
+
+class Sources:
+    """A tree's files as text and syntax trees, each read and parsed at most once (and once
+    for the snapshots of an analysis, with ``shared``)."""
+
+    def __init__(self, tree: Tree, max_bytes: int = 1 << 20, shared: Shared | None = None) -> None:
         self.tree = tree
         self.max_bytes = max_bytes
         self._text: dict[str, str | Unreadable | None] = {}
         self._modules: dict[str, Module | Unreadable | None] = {}
         self._parsed: dict[tuple[Callable[[str, str], object], str], object] = {}
         self._ahead: _ReadAhead | None = None
+        self._shared = shared
 
     def exists(self, path: str) -> bool:
         return self.tree.blob_id(path) is not None
@@ -133,7 +147,8 @@ class Sources:
     def prefetch(self, paths: list[str]) -> None:
         """Start reading files ahead on a thread, where the tree can stream them (a git
         revision can): parsing one file then overlaps with fetching the next."""
-        wanted = [p for p in paths if p not in self._text and (self.tree.size(p) or 0) <= self.max_bytes]
+        wanted = [p for p in paths if p not in self._text and (self.tree.size(p) or 0) <= self.max_bytes
+                  and not self._known(p)]
         if not wanted:
             return
         fetch = getattr(self.tree, "fetch", None)
@@ -152,10 +167,31 @@ class Sources:
             if wanted:
                 fetch(wanted)
 
+    def _blob(self, path: str) -> tuple[str, str] | None:
+        """The key of a file among what the snapshots share, if they share anything."""
+        if self._shared is None:
+            return None
+        blob = self.tree.blob_id(path)
+        return None if blob is None else (path, blob)
+
+    def _known(self, path: str) -> bool:
+        """Whether the other snapshot has read the file already."""
+        key = self._blob(path)
+        return key is not None and self._shared is not None and key in self._shared.text
+
     def text(self, path: str) -> str | Unreadable | None:
         """The file decoded as UTF-8, None when absent, or why it cannot be read."""
         if path not in self._text:
-            self._text[path] = self._read(path)
+            key = self._blob(path)
+            if key is not None and self._shared is not None:
+                found = self._shared.text.get(key)
+                if found is None:
+                    found = self._read(path)
+                    if found is not None:
+                        self._shared.text[key] = found
+                self._text[path] = found
+            else:
+                self._text[path] = self._read(path)
         return self._text[path]
 
     def _read(self, path: str) -> str | Unreadable | None:
@@ -180,7 +216,16 @@ class Sources:
     def module(self, path: str) -> Module | Unreadable | None:
         """The file parsed as Python, None when absent, or why it does not parse."""
         if path not in self._modules:
-            self._modules[path] = self._parse(path)
+            key = self._blob(path)
+            if key is not None and self._shared is not None:
+                found = self._shared.modules.get(key)
+                if found is None:
+                    found = self._parse(path)
+                    if found is not None:
+                        self._shared.modules[key] = found
+                self._modules[path] = found
+            else:
+                self._modules[path] = self._parse(path)
         return self._modules[path]
 
     def parsed(self, path: str, parse: Callable[[str, str], T]) -> T | Unreadable | None:
@@ -188,8 +233,15 @@ class Sources:
         (the pin groups and the CI index read the same workflows)."""
         key = (parse, path)
         if key not in self._parsed:
-            text = self.text(path)
-            self._parsed[key] = parse(path, text) if isinstance(text, str) else text
+            blob = self._blob(path)
+            common = None if blob is None else (parse, *blob)
+            if common is not None and self._shared is not None and common in self._shared.parsed:
+                self._parsed[key] = self._shared.parsed[common]
+            else:
+                text = self.text(path)
+                self._parsed[key] = parse(path, text) if isinstance(text, str) else text
+                if common is not None and self._shared is not None:
+                    self._shared.parsed[common] = self._parsed[key]
         return cast("T | Unreadable | None", self._parsed[key])
 
     def release(self, path: str) -> None:
@@ -203,6 +255,10 @@ class Sources:
         if isinstance(self._modules.get(path), Module):
             del self._modules[path]
             self._text.pop(path, None)
+            key = self._blob(path)
+            if key is not None and self._shared is not None:
+                self._shared.modules.pop(key, None)
+                self._shared.text.pop(key, None)
 
     def _parse(self, path: str) -> Module | Unreadable | None:
         text = self.text(path)

@@ -99,7 +99,7 @@ class _Entry:
 class GitRepository:
     """One git repository (bare or not), read through a single ``git cat-file --batch``.
 
-    A forked child (see :mod:`bot.analysis.parallel`) reads through a ``cat-file`` of its
+    A forked child (see :mod:`bot.analysis.pool`) reads through a ``cat-file`` of its
     own: the parent's process and lock stay the parent's.
     """
 

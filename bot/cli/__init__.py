@@ -267,7 +267,7 @@ def _open_tree(repo_path: str, rev: str | None) -> tuple[Tree, GitRepository | N
 
 def _cmd_audit(args: argparse.Namespace) -> int:
     from bot.analysis.engine import audit
-    from bot.analysis.parallel import default_jobs
+    from bot.analysis.pool import default_jobs
 
     loaded = _config_file(args.config)
     tree, repo = _open_tree(args.repo, args.rev)

@@ -4,8 +4,12 @@ change kind, per selection tier and per registration rule."""
 from __future__ import annotations
 
 import gc
+import json
+import subprocess
+import sys
 import weakref
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -272,8 +276,41 @@ def test_the_defaults_built_without_validation_are_the_validated_defaults() -> N
 
     built, validated = defaults(), RepoConfig.model_validate(default_data())
     assert built == validated
-    assert built.model_dump(mode="json") == validated.model_dump(mode="json")
+    # the same JSON, types too (`480.0`, as validating a float field gives)
+    assert json.dumps(built.model_dump(mode="json")) == json.dumps(validated.model_dump(mode="json"))
     assert built.markers is not defaults().markers  # a copy each time, as validating gave
+
+
+def test_the_defaults_are_what_the_packaged_defaults_yml_says() -> None:
+    from config.repo import default_data, packaged_defaults
+
+    assert default_data() == packaged_defaults()
+    assert list(default_data()) == list(packaged_defaults())  # the keys in the same order
+
+
+def test_the_validators_mirror_the_policy_dataclasses_field_for_field() -> None:
+    import dataclasses
+
+    from config import repo, schema
+
+    for name in ("Suite", "PinGroupConfig", "PinsConfig", "LaunchConfig", "DispatchConfig", "RepoConfig"):
+        fields = [f.name for f in dataclasses.fields(getattr(repo, name))]
+        assert fields == list(getattr(schema, name).model_fields), name
+
+
+def test_an_audit_without_a_configuration_file_imports_no_validation_library(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text('register_cuda_ci(60, "stage-a-1-gpu")\n')
+    probe = (
+        "import sys; from bot.analysis.engine import audit, read_config; "
+        "from bot.analysis.tree import FolderTree; "
+        f"tree = FolderTree({str(tmp_path)!r}); loaded = read_config(tree); "
+        "report = audit(tree, loaded=loaded); "
+        "assert loaded.path is None and report.tests, report; "
+        "sys.stderr.write(repr(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic'})))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert proc.stderr == "[]"
 
 
 def test_label_and_nightly_changes_are_modifications() -> None:

@@ -7,8 +7,9 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from bot.analysis.source import Module, Sources, parse_python
-from bot.analysis.tree import FolderTree
+from bot.analysis.source import Module, Shared, Sources, parse_python
+from bot.analysis.tree import FolderTree, GitRepository
+from tests.gitrepo import GitRepo
 
 
 def _folder(root: Path, files: dict[str, str]) -> Path:
@@ -112,3 +113,25 @@ def test_a_file_is_parsed_once_for_every_reader_and_a_missing_one_not_at_all(tmp
     assert sources.parsed("w.yml", parse) == ("w.yml", 9)
     assert sources.parsed("gone.yml", parse) is None
     assert calls == ["w.yml"]
+
+
+def test_two_revisions_share_what_the_change_did_not_touch(git_repo: GitRepo) -> None:
+    git_repo.write_all({"same.py": "A = 1\n", "changed.py": "B = 1\n"})
+    base_sha = git_repo.commit()
+    git_repo.write("changed.py", "B = 2\n")
+    head_sha = git_repo.commit()
+    shared = Shared()
+    with GitRepository(git_repo.root) as repo:
+        base = Sources(repo.tree(base_sha), shared=shared)
+        head = Sources(repo.tree(head_sha), shared=shared)
+        assert head.module("same.py") is base.module("same.py")  # parsed once
+        def words(path: str, text: str) -> list[str]:
+            return text.split()
+
+        assert head.parsed("same.py", words) is base.parsed("same.py", words)  # worked out once
+        assert head.parsed("changed.py", words) == ["B", "=", "2"]
+        before, after = base.module("changed.py"), head.module("changed.py")
+        assert isinstance(before, Module) and isinstance(after, Module)
+        assert (before.text, after.text) == ("B = 1\n", "B = 2\n")
+        head.release("same.py")  # a released file is no longer kept for the other
+        assert ("same.py", repo.tree(base_sha).blob_id("same.py")) not in shared.modules

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.analysis import parallel
+from bot.analysis import pool
 from bot.analysis.engine import audit
 from bot.analysis.tree import FolderTree, GitRepository
 from bot.cli.example import BASE_FILES, TEST_TEMPLATE
@@ -20,20 +20,20 @@ PARENT = os.getpid()
 
 def test_split_keeps_order_and_balances() -> None:
     items = list(range(11))
-    parts = parallel.split(items, 3)
+    parts = pool.split(items, 3)
     assert parts == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]]
-    assert parallel.split(items, 1) == [items]
-    assert parallel.split([1, 2], 5) == [[1], [2]]  # never an empty part
-    assert parallel.split([], 4) == [[]]
+    assert pool.split(items, 1) == [items]
+    assert pool.split([1, 2], 5) == [[1], [2]]  # never an empty part
+    assert pool.split([], 4) == [[]]
 
 
 def test_usable_needs_a_forkable_tree_and_enough_files(tmp_path: Path) -> None:
     folder = FolderTree(tmp_path)
-    assert parallel.usable(folder, 4, 1000) == 4
-    assert parallel.usable(folder, 4, 250) == 2  # at least MIN_FILES_PER_JOB each
-    assert parallel.usable(folder, 4, 99) == 1
-    assert parallel.usable(folder, 1, 1000) == 1
-    assert parallel.usable(object(), 4, 1000) == 1  # a remote tree is never split
+    assert pool.usable(folder, 4, 1000) == 4
+    assert pool.usable(folder, 4, 2 * pool.MIN_FILES_PER_JOB + 1) == 2  # at least MIN_FILES_PER_JOB each
+    assert pool.usable(folder, 4, 2 * pool.MIN_FILES_PER_JOB - 1) == 1
+    assert pool.usable(folder, 1, 1000) == 1
+    assert pool.usable(object(), 4, 1000) == 1  # a remote tree is never split
 
 
 def _square_all(part: list[int]) -> list[int]:
@@ -41,21 +41,62 @@ def _square_all(part: list[int]) -> list[int]:
 
 
 def test_fork_map_returns_every_part_in_order() -> None:
-    parts = parallel.split(list(range(10)), 3)
-    assert parallel.fork_map(_square_all, parts) == [_square_all(p) for p in parts]
+    parts = pool.split(list(range(10)), 3)
+    assert pool.fork_map(_square_all, parts) == [_square_all(p) for p in parts]
 
 
-@pytest.mark.parametrize("parts", [[[1, 2]], [[1], [2], [3]]])
-def test_meanwhile_runs_here_once_after_the_first_part(parts: list[list[int]]) -> None:
+def test_fork_map_over_fewer_processes_than_parts_returns_every_part_in_order() -> None:
+    parts = [[n] for n in range(50)]
+    assert pool.fork_map(_square_all, parts, 3) == [_square_all(p) for p in parts]
+
+
+def test_meanwhile_runs_after_the_parts_in_one_process() -> None:
+    done: list[object] = []
+
+    def work(part: list[int]) -> list[int]:
+        done.append(tuple(part))
+        return _square_all(part)
+
+    assert pool.fork_map(work, [[1, 2], [3]], 1, meanwhile=lambda: done.append("meanwhile")) == [[1, 4], [9]]
+    assert done == [(1, 2), (3,), "meanwhile"]
+
+
+def test_meanwhile_runs_here_once_before_this_process_takes_parts() -> None:
     done: list[object] = []
 
     def work(part: list[int]) -> list[int]:
         done.append(tuple(part))  # in a child, this changes the child's list only
         return _square_all(part)
 
-    results = parallel.fork_map(work, parts, meanwhile=lambda: done.append(("meanwhile", os.getpid())))
+    parts = [[1], [2], [3]]
+    results = pool.fork_map(work, parts, meanwhile=lambda: done.append(("meanwhile", os.getpid())))
     assert results == [_square_all(p) for p in parts]
-    assert done == [tuple(parts[0]), ("meanwhile", PARENT)]  # the other parts were forked
+    assert done == [("meanwhile", PARENT), (1,)]  # each child took one of the other parts
+
+
+def test_the_parts_a_killed_child_had_taken_are_done_by_the_parent(caplog: pytest.LogCaptureFixture) -> None:
+    dying_r, dying_w = os.pipe()
+
+    def work(part: list[int]) -> list[int]:
+        if os.getpid() != PARENT and 15 in part:
+            os.write(dying_w, b"x")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return _square_all(part)
+
+    parts = [[n] for n in range(30)]
+    try:
+        # the parent takes no part until the child has taken parts 1 to 15 and is dying
+        results = pool.fork_map(work, parts, 2, meanwhile=lambda: os.read(dying_r, 1))
+    finally:
+        os.close(dying_r)
+        os.close(dying_w)
+    assert results == [_square_all(p) for p in parts]
+    assert sum("read again" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_too_many_parts_for_the_pipe_are_refused() -> None:
+    with pytest.raises(ValueError, match="at most"):
+        pool.fork_map(_square_all, [[n] for n in range(pool.MAX_PARTS + 1)], 2)
 
 
 def _fails_in_children(part: list[int]) -> list[int]:
@@ -79,8 +120,8 @@ def _unpicklable_in_children(part: list[int]) -> object:
 @pytest.mark.parametrize("work", [_fails_in_children, _killed_in_children, _unpicklable_in_children])
 def test_a_failing_child_has_its_part_done_by_the_parent(work: object,
                                                          caplog: pytest.LogCaptureFixture) -> None:
-    parts = parallel.split(list(range(9)), 3)
-    assert parallel.fork_map(work, parts) == [_square_all(p) for p in parts]  # type: ignore[arg-type]
+    parts = pool.split(list(range(9)), 3)
+    assert pool.fork_map(work, parts) == [_square_all(p) for p in parts]  # type: ignore[arg-type]
     assert sum("read again" in r.getMessage() for r in caplog.records) == 2
 
 
@@ -92,7 +133,7 @@ def test_a_failing_parent_stops_its_children() -> None:
         return part
 
     with pytest.raises(KeyboardInterrupt):
-        parallel.fork_map(work, [[1], [2], [3]])
+        pool.fork_map(work, [[1], [2], [3]])
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # every child was reaped
 
@@ -108,7 +149,7 @@ def test_a_forked_child_reads_git_through_its_own_process(git_repo: GitRepo) -> 
             return [tree.read(p) for p in part]
 
         parts = [["f0.txt", "f1.txt"], ["f2.txt"], ["f3.txt", "missing"]]
-        assert parallel.fork_map(read, parts) == [[b"file 0\n", b"file 1\n"], [b"file 2\n"],
+        assert pool.fork_map(read, parts) == [[b"file 0\n", b"file 1\n"], [b"file 2\n"],
                                                    [b"file 3\n", None]]
         assert tree.read("f1.txt") == b"file 1\n"  # and still reads for the parent
 
@@ -131,7 +172,7 @@ def test_an_audit_over_processes_gives_the_same_report(git_repo: GitRepo) -> Non
     sha = _repository(git_repo, 240)
     with GitRepository(git_repo.root) as repo:
         tree = repo.tree(sha)
-        assert parallel.usable(tree, 3, 240) == 2
+        assert pool.usable(tree, 3, 240) == 3
         one = audit(tree, jobs=1)
         two = audit(repo.tree(sha), jobs=3)
     assert {f.rule for f in one.findings} >= {"PAR002", "REG001", "REG004"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.analysis import engine
-from bot.analysis.collector import COLLECT_EVERY, paused
+from bot.analysis.gcpause import COLLECT_EVERY, paused
 from bot.analysis.tree import FolderTree
 from bot.cli.example import BASE_FILES
 from config.repo import LoadedConfig
