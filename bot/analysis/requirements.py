@@ -1,4 +1,7 @@
-"""Requirement specifiers and requirements files, read with `packaging` (PEP 503, 440, 508)."""
+"""Requirement specifiers and requirements files, read with `packaging` (PEP 503, 440, 508).
+
+`packaging` is imported on the first requirement read, not with the module: an analysis that
+reads no requirement (a PR changing one test) does not pay for it."""
 
 from __future__ import annotations
 
@@ -7,16 +10,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from packaging.markers import Marker
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
-
 from bot.analysis.shell import PipCommand, Word
+
+if TYPE_CHECKING:
+    from packaging.markers import Marker
+    from packaging.specifiers import SpecifierSet
 
 Kind = Literal["named", "git", "local", "unresolved", "invalid"]
 Applies = Literal["always", "sometimes", "never"]
@@ -83,6 +84,8 @@ def same_pin(a: Spec, b: Spec) -> bool:
     if a.pin is None or b.pin is None:
         return False
     if a.pin[0] == b.pin[0] == "version":
+        from packaging.version import InvalidVersion, Version
+
         try:
             return Version(a.pin[1]) == Version(b.pin[1])
         except InvalidVersion:
@@ -96,6 +99,9 @@ def allows(loose: Spec, pinned: Spec) -> bool:
         return True
     if pinned.pin[0] != "version":
         return True
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
     try:
         return SpecifierSet(loose.specifier).contains(Version(pinned.pin[1]), prereleases=True)
     except (InvalidSpecifier, InvalidVersion):
@@ -112,6 +118,8 @@ def parse_spec(text: str) -> Spec:
         return _git_spec(text, None, text)
     if _is_local(text):
         return Spec(text, "local")
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(text)
     except InvalidRequirement:
@@ -166,6 +174,15 @@ def _applies(marker: Marker | None) -> Applies:
     if results == {True}:
         return "always"
     return "never" if results == {False} else "sometimes"
+
+
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def canonicalize_name(name: str) -> str:
+    """A project name as PEP 503 normalises it: runs of `-`, `_` and `.` become one `-`, in
+    lower case (what `packaging.utils.canonicalize_name` returns, without importing it)."""
+    return _SEPARATORS.sub("-", name).lower()
 
 
 def git_url(url: str) -> tuple[str, str | None, str | None, str]:

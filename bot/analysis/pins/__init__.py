@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
-from packaging.utils import canonicalize_name
-
 from bot.analysis.findings import Finding
 from bot.analysis.pins.collect import Inventory
 from bot.analysis.pins.compare import Comparison
@@ -36,6 +34,7 @@ from bot.analysis.pins.groups import DOCKERFILE_GLOBS, find_groups, hardware, is
 from bot.analysis.pins.matrix import table
 from bot.analysis.pins.places import PinGroup, Result
 from bot.analysis.report import Table
+from bot.analysis.requirements import canonicalize_name
 from bot.analysis.snapshot import Derived, Snapshot
 
 __all__ = ["DOCKERFILE_GLOBS", "PinGroup", "PinOutcome", "analyze_pins", "complementary",
