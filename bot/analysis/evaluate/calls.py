@@ -75,7 +75,7 @@ class CallsMixin(Core):
                 continue
             if is_literal(kw.value):
                 value = named_literal(kw, value, scope.module.path, kw.value.lineno, kw.arg,
-                                            "keyword")
+                                      "keyword")
             keywords[kw.arg] = value
         tail = node.func.attr if isinstance(node.func, ast.Attribute) else (
             node.func.id if isinstance(node.func, ast.Name) else "")
@@ -130,8 +130,8 @@ class CallsMixin(Core):
                 for index, arg in enumerate(args):
                     if type(arg) is Alternatives:  # the call on each option, still a choice
                         return choose([self._apply(func, [*args[:index], o, *args[index + 1:]],
-                                                    keywords, node, scope, tail)
-                                        for o in arg.options], arg.text, arg.origin or origin)
+                                                   keywords, node, scope, tail)
+                                       for o in arg.options], arg.text, arg.origin or origin)
             result = call_builtin(self, func, args, keywords, node, scope, None, origin)
             if result is not None:
                 return result
@@ -147,7 +147,7 @@ class CallsMixin(Core):
             # a method of a value an undecided branch chose (a list appended to in one):
             # each option's, the results still a choice
             return choose([self._apply(o, args, keywords, node, scope, tail) for o in func.options],
-                           func.text, func.origin or node_origin(node, scope))
+                          func.text, func.origin or node_origin(node, scope))
         return self._opaque(node, scope, tail, args, keywords)
 
     def _invoke(self, fn: FuncV, args: list[Value], keywords: dict[str, Value],
@@ -249,7 +249,6 @@ class CallsMixin(Core):
             return None
         return TupleV(tuple(self.eval(e, scope) for e in (
             inner.elts if isinstance(inner, ast.Tuple) else [inner])))
-
 
     def _bind_params(self, fn: FuncV, args: list[Value], keywords: dict[str, Value],
                      scope: Scope) -> None:

@@ -192,6 +192,7 @@ class RunResult:
 
 
 def scope_set(scope: Scope, name: str, value: Value) -> None:
+    """Bind ``name`` in ``scope`` (in its module's globals when the scope declared it global)."""
     if name in scope.globals_names:
         if scope.module.owner is not None:  # a loaded module's globals changed
             scope.module.owner._dirty()
@@ -201,17 +202,20 @@ def scope_set(scope: Scope, name: str, value: Value) -> None:
 
 
 def bind(fn: FuncV, bound: Value) -> FuncV:
+    """``fn`` as a method of ``bound`` (its first argument)."""
     return FuncV(fn.name, fn.path, fn.node, fn.defaults, fn.kw_defaults, fn.closure, fn.kind,
                  bound, fn.parametrize)
 
 
 def text_of(value: Value) -> str:
+    """What an unknown value made from ``value`` says it was."""
     if isinstance(value, Unknown):
         return value.text
     return type(value).__name__
 
 
 def named_origin(origin: Origin | None) -> Origin | None:
+    """The name (a keyword, a field, a constant) a value was set by, if it was."""
     if origin is None:
         return None
     if origin.kind in ("keyword", "field", "constant"):
@@ -220,6 +224,7 @@ def named_origin(origin: Origin | None) -> Origin | None:
 
 
 def iterate(value: Value) -> list[Value] | None:
+    """The items a loop over ``value`` goes through (None: not known)."""
     if isinstance(value, ListV | TupleV):
         return list(value.items)
     if isinstance(value, DictV):
@@ -308,12 +313,10 @@ class Core:
         self._touched = set()
         self._executed = set()
 
-
     def _tick(self, amount: int = 1) -> None:
         self.steps += amount
         if self.steps > self.limits.max_steps:
             raise Budget
-
 
     def _segment(self, node: ast.AST, scope: Scope) -> str:
         try:
@@ -331,7 +334,6 @@ class Core:
         if not self.dirty:
             self.dirty = True
             self.version += 1
-
 
     def _setitem(self, obj: Value, index: Value, value: Value) -> None:
         self._changed(obj)
@@ -354,7 +356,6 @@ class Core:
                 self.env_overrides[name] = text if isinstance(text, str) else \
                     Unknown(f"os.environ[{name!r}]", origin_of(value))
 
-
     def _make_set(self, items: list[Value], node: ast.AST, scope: Scope) -> Value:
         out: dict[Hashable, Value] = {}
         for item in items:
@@ -363,7 +364,6 @@ class Core:
                 return Unknown(self._segment(node, scope), node_origin(node, scope))
             out.setdefault(key, item)
         return SetV(out)
-
 
     def _env(self, name: str, text: str, origin: Origin | None) -> Value:
         if name in self.platform:
@@ -380,8 +380,6 @@ class Core:
         if isinstance(value, Unknown):
             return Unknown(text, origin)
         return Const(None, origin) if value is None else Text.of(value, origin)
-
-
 
     if TYPE_CHECKING:  # pragma: no cover - what the parts (see Interpreter) call of each other
         # statements

@@ -39,7 +39,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
     """Evaluates modules of one repository revision for one platform.
 
     Module top levels are evaluated once and shared by every run; a run is one test file
-    executed as ``__main__`` (see :meth:`run`). Made as :class:`Core` says.
+    executed as ``__main__`` (see :meth:`run`). Its arguments are those of :class:`Core`.
     """
 
     def run(self, path: str, on_call: Callable[[ExternalCall], None] | None = None,
@@ -80,7 +80,6 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
             self.footprint = self._footprint()
         self._executed = set()
         return self.result
-
 
     def release_run(self) -> None:
         """Say the values of the last run are no longer needed (``module_globals("__main__")``

@@ -202,7 +202,6 @@ def _b_container(call: BuiltinCall) -> Value:
     return out
 
 
-
 def _dict_keywords(call: BuiltinCall) -> Value:
     out = DictV({})
     for key, value in call.keywords.items():
@@ -255,7 +254,7 @@ def _b_map_filter(call: BuiltinCall) -> Value:
             result = call.interp._invoke(fn, [item], {}, None)
         elif isinstance(fn, Builtin) and fn.name in BUILTIN_CALLS:
             result = call_builtin(call.interp, fn, [item], {}, call.node, call.scope, call._text,
-                                          call.origin) or call.unknown()
+                                  call.origin) or call.unknown()
         elif isinstance(fn, Const) and fn.value is None and call.func.name == "filter":
             result = item
         else:
@@ -429,7 +428,7 @@ def _b_cli(call: BuiltinCall) -> Value:
 
 
 CLI_DECORATORS = frozenset({"cli.register", "cli.register_default", "cli.command", "cli.group",
-                             "cli.option"})
+                            "cli.option"})
 
 
 def context_params(fn: FuncV) -> list[str]:
@@ -520,7 +519,6 @@ def _b_path_join(call: BuiltinCall) -> Value:
             parts.append(Chunk("/", call.origin))
         parts.extend(arg.parts)
     return Text(tuple(parts))
-
 
 
 def _b_parametrize(call: BuiltinCall) -> Value:

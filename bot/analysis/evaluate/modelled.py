@@ -22,7 +22,7 @@ from bot.analysis.values import (
 
 # os.path functions whose result is a path (or a part of one); "join" is modelled apart.
 PATH_FUNCTIONS = ("dirname", "basename", "abspath", "realpath", "expanduser", "normpath",
-                   "relpath", "expandvars")
+                  "relpath", "expandvars")
 # Modelled functions of the standard library, by dotted name.
 MODELLED = frozenset({
     "os.getenv", "os.environ", "os.path.join", "dataclasses.field", "dataclasses.replace",
@@ -35,8 +35,8 @@ MODELLED = frozenset({
     "math.log2", "shlex.join", "pytest.mark.parametrize", "typing.cast",
 })
 MODULES = frozenset({"os", "os.path", "math", "dataclasses", "functools", "shlex", "pytest",
-                      "pytest.mark", "typing", "sys", "argparse", "types", "re", "pathlib",
-                      "typer", "click"})
+                     "pytest.mark", "typing", "sys", "argparse", "types", "re", "pathlib",
+                     "typer", "click"})
 BUILTINS = frozenset({
     "len", "str", "int", "float", "bool", "abs", "min", "max", "sum", "round", "range", "list",
     "tuple", "dict", "set", "sorted", "reversed", "enumerate", "zip", "isinstance", "print",

@@ -46,10 +46,10 @@ class OperatorsMixin(Core):
         origin = Origin(scope.module.path, getattr(node, "lineno", 0), None, "computed", named)
         if type(a) is Alternatives:
             return choose([self._binop(op, o, b, node, scope) for o in a.options], a.text,
-                           a.origin or origin)
+                          a.origin or origin)
         if type(b) is Alternatives:
             return choose([self._binop(op, a, o, node, scope) for o in b.options], b.text,
-                           b.origin or origin)
+                          b.origin or origin)
         if isinstance(a, Unknown):
             return Unknown(a.text if a.quiet else self._segment(node, scope), a.origin or origin, a.quiet)
         if isinstance(b, Unknown):

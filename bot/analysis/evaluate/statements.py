@@ -85,6 +85,7 @@ class StatementsMixin(Core):
             self._discard = saved
 
     def _s_assign(self, node: ast.Assign, scope: Scope) -> None:
+        # (_literal_display is read from the package, where a test replaces it)
         target = node.targets[0]
         if len(node.targets) == 1 and type(target) is ast.Name and scope.module is self.main and \
                 scope.vars is scope.module.globals and not self.guards and \
@@ -124,7 +125,7 @@ class StatementsMixin(Core):
         if isinstance(target, ast.Name):
             if source is not None and is_literal(source):
                 value = named_literal(target, value, scope.module.path, source.lineno,
-                                            target.id, "field" if scope.is_class else "constant")
+                                      target.id, "field" if scope.is_class else "constant")
             scope_set(scope, target.id, value)
         elif isinstance(target, ast.Attribute):
             obj = self.eval(target.value, scope)
@@ -142,7 +143,6 @@ class StatementsMixin(Core):
             self._unpack(target.elts, value, scope)
         elif isinstance(target, ast.Starred):
             self._assign(target.value, value, scope, None)
-
 
     def _unpack(self, targets: list[ast.expr], value: Value, scope: Scope) -> None:
         items = iterate(value)
@@ -507,7 +507,7 @@ class StatementsMixin(Core):
 
 
 def merge_environ(written: list[dict[str, str | Unknown | None]],
-                   cond: str) -> dict[str, str | Unknown | None]:
+                  cond: str) -> dict[str, str | Unknown | None]:
     """The environment after an undecided branch: a variable the branches left differently
     is not known."""
     out = dict(written[0])
@@ -523,7 +523,7 @@ _ABSENT = object()
 
 
 def merge_vars(a: dict[str, Value], b: dict[str, Value], cond: str,
-                origin: Origin) -> dict[str, Value]:
+               origin: Origin) -> dict[str, Value]:
     out: dict[str, Value] = {}
     for name in dict.fromkeys([*a, *b]):
         if name in a and name in b:
