@@ -7,9 +7,9 @@ from pathlib import Path
 
 from bot.analysis import evaluate
 from bot.analysis.evaluate.core import PENDING, Pending
-from bot.analysis.evaluate.nodes import constant, node_origin, source_text
+from bot.analysis.evaluate.nodes import constant, keep_constant, node_origin, source_text
 from bot.analysis.source import Module, parse_python
-from bot.analysis.values import Unknown
+from bot.analysis.values import Const, Unknown, Value, python
 
 PACKAGE = Path(evaluate.__file__).parent
 
@@ -50,10 +50,11 @@ def test_a_nodes_text_and_origin_are_worked_out_once() -> None:
     module = _module("X = call(a, b)\n")
     node = module.tree.body[0]
     assert isinstance(node, ast.Assign)
-    text = source_text(node.value, module)
-    assert text == "call(a, b)"
-    assert source_text(node.value, module) is text
     scope = evaluate.Scope({}, None, evaluate.ModuleState("main.py", "__main__", module))
+    interp = evaluate.Interpreter(lambda p: None, lambda p: False)
+    text = source_text(interp, node.value, scope)
+    assert text == "call(a, b)"
+    assert source_text(interp, node.value, scope) is text
     origin = node_origin(node.value, scope)
     assert (origin.path, origin.line) == ("main.py", 1)
     assert node_origin(node.value, scope) is origin
@@ -61,17 +62,30 @@ def test_a_nodes_text_and_origin_are_worked_out_once() -> None:
 
 def test_a_constants_value_is_made_once_and_kept_on_its_node() -> None:
     module = _module("X = 3\n")
+    node = module.tree.body[0]
+    assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+    scope = evaluate.Scope({}, None, evaluate.ModuleState("main.py", "__main__", module))
+    made: list[ast.Constant] = []
+
+    class Maker:
+        def _e_constant(self, node: ast.Constant, scope: evaluate.Scope) -> Value:
+            made.append(node)
+            return keep_constant(node, Const(3))
+
+    first = constant(Maker(), node.value, scope)
+    assert constant(Maker(), node.value, scope) is first
+    assert made == [node.value]
+
+
+def test_a_literal_set_by_name_is_the_same_value_in_every_run() -> None:
+    module = _module("X = 3\n")
     interp = evaluate.Interpreter(lambda p: module if p == "main.py" else None,
                                   lambda p: p == "main.py")
     interp.run("main.py")
     first = interp.module_globals("__main__")["X"]
-    node = module.tree.body[0]
-    assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-    kept = constant(node.value)
-    assert kept is not None and kept is not first  # the value, and the constant named X
     interp.run("main.py")
-    assert constant(node.value) is kept
     assert interp.module_globals("__main__")["X"] is first
+    assert python(first) == 3
 
 
 def test_the_pending_text_is_one_object_never_shown() -> None:

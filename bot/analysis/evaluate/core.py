@@ -318,12 +318,7 @@ class Core:
         if self.steps > self.limits.max_steps:
             raise Budget
 
-    def _segment(self, node: ast.AST, scope: Scope) -> str:
-        try:
-            return source_text(node, scope.module.module)
-        except RecursionError:
-            self._limit_hits += 1  # depends on the stack: neither kept nor shared
-            return "<expression>"
+    _segment = source_text  # the text of a node (kept on the node, see nodes.py)
 
     def _changed(self, value: object) -> None:
         """``value`` is about to be changed in place."""

@@ -81,9 +81,7 @@ class ExpressionsMixin(OperatorsMixin, CallsMixin):
             self.edepth -= 1
 
     def _e_constant(self, node: ast.Constant, scope: Scope) -> Value:
-        found = constant(node)  # values never change: made once per node
-        if found is not None:
-            return found
+        """A constant's value, when none is kept on it yet (see :func:`nodes.constant`)."""
         value = node.value
         origin = node_origin(node, scope)
         if isinstance(value, str):
@@ -428,7 +426,7 @@ class ExpressionsMixin(OperatorsMixin, CallsMixin):
 
 
 _EXPRESSIONS: dict[type[ast.expr], Callable[[ExpressionsMixin, Any, Scope], Value]] = {
-    ast.Constant: ExpressionsMixin._e_constant,
+    ast.Constant: constant,  # what is kept on the node, else ExpressionsMixin._e_constant
     ast.JoinedStr: ExpressionsMixin._e_joined,
     ast.Name: ExpressionsMixin._e_name,
     ast.Attribute: ExpressionsMixin._e_attribute,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from bot.analysis.evaluate.literals import split_literal
 from bot.analysis.values import Chunk, FuncV, Origin, OriginKind, Unknown, Value, with_origin
@@ -38,17 +38,27 @@ _ASCII_ODD_BREAKS = "\x0b\x0c\x1c\x1d\x1e"
 
 # ----- text and origin ----------------------------------------------------------------------
 
-def source_text(node: ast.AST, module: Module) -> str:
+class Counts(Protocol):
+    """Who asks for a node's text: what depends on the stack is counted there."""
+
+    _limit_hits: int
+
+
+def source_text(counts: Counts, node: ast.AST, scope: Scope) -> str:
     """The node's source text, on one line and cut at 200 characters ("<expression>": it
     cannot be found). A syntax tree is evaluated only within the module it was parsed from.
-    Raises RecursionError for a tree too deep to walk (what is then shown is not kept)."""
-    found = node.__dict__.get(_SEGMENT)
+    (The interpreter's ``_segment``: a tree too deep to walk is a limit hit of ``counts``.)"""
+    found: str | None = node.__dict__.get(_SEGMENT)
     if found is not None:
-        return cast(str, found)
+        return found
+    module = scope.module.module
     text = _line_segment(node, module)
     if text is None:
         try:
             text = module.segment(node)[:200]
+        except RecursionError:
+            counts._limit_hits += 1  # depends on the stack: neither kept nor shared
+            return "<expression>"
         except (ValueError, TypeError, AttributeError):
             return "<expression>"
     setattr(node, _SEGMENT, text)
@@ -86,18 +96,27 @@ def _line_segment(node: ast.AST, module: Module) -> str | None:
 
 def node_origin(node: ast.AST, scope: Scope) -> Origin:
     """Where the literal ``node`` of the scope's module sits."""
-    found = node.__dict__.get(_ORIGIN)
+    found: Origin | None = node.__dict__.get(_ORIGIN)
     if found is None:
         found = Origin(scope.module.path, getattr(node, "lineno", 0), None, "literal")
         setattr(node, _ORIGIN, found)
-    return cast(Origin, found)
+    return found
 
 
 # ----- literal values -----------------------------------------------------------------------
 
-def constant(node: ast.Constant) -> Value | None:
-    """The value kept for a constant (None: none yet); values never change."""
-    return cast(Value | None, node.__dict__.get(_CONSTANT))
+class MakesConstants(Protocol):
+    def _e_constant(self, node: ast.Constant, scope: Scope) -> Value:
+        """The value of ``node``, made (and kept with :func:`keep_constant` if it can be)."""
+
+
+def constant(maker: MakesConstants, node: ast.Constant, scope: Scope) -> Value:
+    """The value of a constant: made once per node, as values never change (the dispatch
+    entry of constants, so that a value kept costs no more than one call)."""
+    found: Value | None = node.__dict__.get(_CONSTANT)
+    if found is not None:
+        return found
+    return maker._e_constant(node, scope)
 
 
 def keep_constant(node: ast.Constant, value: Value) -> Value:
@@ -110,9 +129,9 @@ def named_literal(node: ast.AST, value: Value, path: str, line: int, name: str,
     """``with_origin(value, Origin(path, line, name, kind))``: a literal set by name (a
     keyword, a field, a constant). Kept on ``node`` for the value it was made from."""
     key = (value, kind)  # the literal's value is made once per node (see _e_constant)
-    found = node.__dict__.get(_NAMED)
+    found: tuple[tuple[Value, OriginKind], Value] | None = node.__dict__.get(_NAMED)
     if found is not None and found[0][0] is value and found[0][1] == kind:
-        return cast(Value, found[1])
+        return found[1]
     named = with_origin(value, Origin(path, line, name, kind))
     if not isinstance(value, Unknown):  # an unknown value is new each time
         setattr(node, _NAMED, (key, named))
@@ -121,21 +140,21 @@ def named_literal(node: ast.AST, value: Value, path: str, line: int, name: str,
 
 def chunk(item: ast.Constant, text: str, path: str, line: int) -> Chunk:
     """The text ``item`` of an f-string on ``line`` (kept per node and line)."""
-    found = item.__dict__.get(_CHUNK)
+    found: tuple[int, Chunk] | None = item.__dict__.get(_CHUNK)
     if found is None or found[0] != line:
         found = (line, Chunk(text, Origin(path, line)))
         setattr(item, _CHUNK, found)
-    return cast(Chunk, found[1])
+    return found[1]
 
 
 def pieces(node: ast.Constant | ast.JoinedStr, module: Module) -> list[tuple[int, ast.expr]]:
     """The literals of an implicit concatenation spread over lines, each with its line,
     re-parsed where they sit in the file (just ``node`` when it cannot be split)."""
-    found = node.__dict__.get(_PIECES)
+    found: list[tuple[int, ast.expr]] | None = node.__dict__.get(_PIECES)
     if found is None:
         found = _split(node, module)
         setattr(node, _PIECES, found)
-    return cast(list[tuple[int, ast.expr]], found)
+    return found
 
 
 def _split(node: ast.Constant | ast.JoinedStr, module: Module) -> list[tuple[int, ast.expr]]:
@@ -188,7 +207,7 @@ def _shift(tree: ast.AST, line: int, col: int) -> None:
 
 def assigned_names(node: ast.stmt) -> frozenset[str]:
     """The names a statement (a loop) may assign or change in place."""
-    names = node.__dict__.get(_ASSIGNED)
+    names: frozenset[str] | None = node.__dict__.get(_ASSIGNED)
     if names is None:
         found: set[str] = set()
         for sub in ast.walk(node):
@@ -207,11 +226,11 @@ def assigned_names(node: ast.stmt) -> frozenset[str]:
                         found.add(base.id)
         names = frozenset(found)
         setattr(node, _ASSIGNED, names)
-    return cast(frozenset[str], names)
+    return names
 
 
 def is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef, module: Module) -> bool:
-    found = node.__dict__.get(_GENERATOR)
+    found: bool | None = node.__dict__.get(_GENERATOR)
     if found is None:
         found = False
         yields = module.tree.__dict__.get(_YIELDS)
@@ -230,7 +249,7 @@ def is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef, module: Module) -
                 continue
             stack.extend(ast.iter_child_nodes(sub))
         setattr(node, _GENERATOR, found)
-    return cast(bool, found)
+    return found
 
 
 class Parameters:
@@ -247,8 +266,8 @@ class Parameters:
 
 def parameters_of(fn: FuncV) -> Parameters:
     """A function's parameter names (worked out once per function node)."""
-    params = fn.node.__dict__.get(_PARAMS)
+    params: Parameters | None = fn.node.__dict__.get(_PARAMS)
     if params is None:
         params = Parameters(fn.node.args)
         setattr(fn.node, _PARAMS, params)
-    return cast(Parameters, params)
+    return params
