@@ -1048,3 +1048,12 @@ app()
 """
     _, calls = run(source)
     assert [_flags_of(c) for c in calls] == [["--tp 1"], ["--tp 2"]]
+
+
+def test_a_fork_over_many_variables_reports_at_most_one_step_over_the_budget() -> None:
+    """A fork charges a step per live variable at once; the steps reported still stop at the
+    first one over the budget, as for steps charged one at a time."""
+    names = "\n".join(f"v{i} = {i}" for i in range(40))
+    source = f"import os\n{names}\nwhile True:\n    if os.environ.get('X'):\n        v0 = 1\n"
+    result, _ = evaluate_source(source, limits=Limits(max_steps=1_000))
+    assert result.steps == 1_001

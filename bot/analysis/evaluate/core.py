@@ -316,6 +316,9 @@ class Core:
     def _tick(self, amount: int = 1) -> None:
         self.steps += amount
         if self.steps > self.limits.max_steps:
+            # a fork charges one step per variable at once; the count reported stops at the
+            # first step over the budget, as it does when steps are charged one at a time
+            self.steps = self.limits.max_steps + 1
             raise Budget
 
     _segment = source_text  # the text of a node (kept on the node, see nodes.py)
