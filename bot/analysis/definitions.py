@@ -42,6 +42,13 @@ class Definitions:
         self._synthetic: dict[str, Module] = {}
         self._interp: Interpreter | None = None
 
+    def release(self) -> None:
+        """Empty the interpreter that evaluates suite expressions (see
+        :meth:`Interpreter.release`); a later lookup makes a new one."""
+        interp, self._interp = self._interp, None
+        if interp is not None:
+            interp.release()
+
     def lookup(self, module: Module) -> Callable[[str], Signature]:
         """The signature of each marker function as ``module`` (a test) sees it."""
         return lambda func: self.signature(module, func)

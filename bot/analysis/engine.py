@@ -422,18 +422,28 @@ def analyze(
     test files and files no test can load is analysed from those test files alone: the
     unchanged tests, which it cannot affect, are neither read nor listed.
     """
-    with paused():
-        return _analyze(base, head, loaded, changed, full)
+    with paused():  # the snapshots are gone before the collector resumes
+        return _analyze_trees(base, head, loaded, changed, full)
 
 
-def _analyze(base: Tree, head: Tree, loaded: LoadedConfig | None,
-             changed: Collection[str] | None, full: bool) -> Report:
+def _analyze_trees(base: Tree, head: Tree, loaded: LoadedConfig | None,
+                   changed: Collection[str] | None, full: bool) -> Report:
     loaded = loaded or read_config(base)
     # two revisions of one git repository: what the change did not touch is read once
     shared = Shared() if isinstance(base, GitTree) and isinstance(head, GitTree) and \
         base.repo is head.repo else None
     head_snap = Snapshot(head, loaded.config, shared)
     base_snap = Snapshot(base, loaded.config, shared)
+    try:
+        return _analyze(head_snap, base_snap, loaded, changed, full)
+    finally:
+        head_snap.release()
+        base_snap.release()
+
+
+def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
+             changed: Collection[str] | None, full: bool) -> Report:
+    base, head = base_snap.tree, head_snap.tree
     changes = set(changed) if changed is not None else changed_paths(base, head)
     if not full and not _reaches_other_tests(head_snap, changes):
         head_snap.limit_tests(changes)
@@ -557,8 +567,17 @@ def audit(tree: Tree, *, loaded: LoadedConfig | None = None, jobs: int = 1) -> R
     With ``jobs`` above 1, a large revision's test files are split over that many
     processes (see :mod:`bot.analysis.pool`); the report is the same.
     """
-    with paused():
-        return _audit(tree, loaded, jobs)
+    with paused():  # the snapshot is gone before the collector resumes
+        return _audit_tree(tree, loaded, jobs)
+
+
+def _audit_tree(tree: Tree, loaded: LoadedConfig | None, jobs: int) -> Report:
+    loaded = loaded or read_config(tree)
+    snap = Snapshot(tree, loaded.config)
+    try:
+        return _audit(snap, loaded, jobs)
+    finally:
+        snap.release()
 
 
 @dataclass
@@ -570,9 +589,8 @@ class _Part:
     tables: list[Table]
 
 
-def _audit(tree: Tree, loaded: LoadedConfig | None, jobs: int) -> Report:
-    loaded = loaded or read_config(tree)
-    snap = Snapshot(tree, loaded.config)
+def _audit(snap: Snapshot, loaded: LoadedConfig, jobs: int) -> Report:
+    tree = snap.tree
     paths = snap.test_paths()
     processes = pool.usable(tree, jobs, len(paths))
     if processes > 1:

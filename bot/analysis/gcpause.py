@@ -10,6 +10,11 @@ well. So the collector is paused while analyses run and resumed, if it was runni
 the last one ends, whatever way it ends. A service whose analyses overlap without a break
 would never get there: every ``COLLECT_EVERY`` analyses that end while others still run,
 one collection is made by hand, so the garbage they leave stays bounded.
+
+What an analysis holds in cycles (a module's functions refer to its scope, and the scope
+to them) is emptied when it ends (``Snapshot.release``), before the collector resumes: the
+revision's syntax trees and values are freed by reference counting, and the first
+collection after the pause has nothing of them to walk.
 """
 
 from __future__ import annotations

@@ -171,6 +171,15 @@ class _Cache:
         self.models: dict[tuple[int, str, object], tuple[Text, Parsed]] = {}
         self.scripts: dict[str, Parsed] = {}
 
+    def release(self) -> None:
+        """Empty the interpreters (see :meth:`Interpreter.release`)."""
+        for interp in self.interpreters.values():
+            interp.release()
+        self.interpreters.clear()
+        self.runs.clear()
+        self.last = None
+        self.models.clear()
+
 
 _CACHE: Derived[_Cache] = Derived(lambda snapshot: _Cache())
 

@@ -51,6 +51,17 @@ class Snapshot:
             self._derived[key] = kind.make(self)
         return cast(T, self._derived[key])
 
+    def release(self) -> None:
+        """Say the analysis of this snapshot is over: what was derived from it and can be
+        released (``release()``, the launch interpreters) is, so that its values and syntax
+        trees are freed now by reference counting rather than by the cycle collector."""
+        derived, self._derived = self._derived, {}
+        for result in derived.values():
+            release = getattr(result, "release", None)
+            if callable(release):
+                release()
+        self.definitions.release()
+
     def is_test(self, path: str) -> bool:
         """Whether a path is a registered-test file: it matches the configured ``tests:``
         globs, or, without them, it is a Python file under a test root that calls a marker."""

@@ -354,6 +354,32 @@ def test_a_released_run_leaves_no_garbage_for_the_cycle_collector() -> None:
     assert interp.module_globals("__main__") == {}
 
 
+def test_a_released_interpreter_leaves_no_garbage_for_the_cycle_collector() -> None:
+    files = {
+        "lib.py": "HOOKS = []\ndef flags():\n    return '--tp 2'\n",
+        # a run that hands its own function to a loaded module: the run's state is kept
+        # (the module may call it later) until the interpreter itself is released
+        "main.py": "import lib\ndef hook():\n    return hook\nlib.HOOKS.append(hook)\n"
+                   "launch(lib.flags())\n",
+        "other.py": "import lib\ndef f():\n    return f\nlaunch(lib.flags(), f())\n",
+    }
+    interp = _interpreter(files, None)
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for path in ("main.py", "other.py", "main.py"):
+            interp.run(path)
+            interp.release_run()
+        assert interp.dirty
+        interp.release()
+        assert gc.collect() == 0  # modules, runs, scopes and trees went by reference counting
+    finally:
+        if enabled:
+            gc.enable()
+    assert interp.module_globals("lib.py") == {}
+
+
 def test_values_of_the_last_run_stay_readable_until_released() -> None:
     interp = _interpreter({"main.py": "X = 1\n"}, None)
     interp.run("main.py")

@@ -288,6 +288,7 @@ class Core:
         self.dirty = False
         self.version = 0
         self._shared: dict[int, object] = {}  # id -> mutable value reachable from a module
+        self._kept: list[ModuleState] = []  # runs' states a loaded module may still refer to
         self._limit_hits = 0
         self._override_reads = 0
         self._loading = 0  # top levels running
