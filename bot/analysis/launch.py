@@ -189,11 +189,14 @@ def _cache(snapshot: Snapshot) -> _Cache:
 
 
 class _Mentions:
-    """Per snapshot: which files mention a launch function or a parallelism flag."""
+    """Per snapshot: which files mention a launch function or a parallelism flag. A flag
+    is the whole word: ``--num-layers-at-start-in-bf16`` (a conversion tool's option) is
+    not ``--num-layers``."""
 
     def __init__(self, snapshot: Snapshot) -> None:
-        words = [*snapshot.config.launch.sinks, *FLAGS]
-        self.pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+        sinks = "|".join(re.escape(w) for w in sorted(snapshot.config.launch.sinks, key=len, reverse=True))
+        flags = "|".join(re.escape(w) for w in sorted(FLAGS, key=len, reverse=True))
+        self.pattern = re.compile(f"(?:{flags})(?![\\w-])" + (f"|{sinks}" if sinks else ""))
         self.files: dict[str, bool] = {}
 
 

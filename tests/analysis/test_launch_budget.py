@@ -33,9 +33,22 @@ def test_a_test_that_mentions_no_launch_nor_flag_is_not_evaluated(tmp_path: Path
     assert launch._cache(snap).interpreters == {}  # no evaluator was even made
 
 
+def test_a_longer_option_that_starts_like_a_flag_is_no_mention(tmp_path: Path) -> None:
+    # a conversion tool's options: neither is --num-layers nor --colocate
+    tool = ('"""usage: convert [--num-layers-at-start-in-bf16 N]"""\n'
+            'OPTS = ["--num-layers_total", "--colocate-weights"]\n')
+    outcome, _ = _outcome(tmp_path, {
+        "tools/convert.py": tool,
+        "tests/test_a.py": "from tools.convert import OPTS\n" + LOOP,
+    })
+    assert outcome.no_launch and outcome.findings == []
+
+
 def test_a_mention_in_the_test_or_an_imported_module_gets_it_evaluated(tmp_path: Path) -> None:
     cases: list[dict[str, str | bytes]] = [
         {"tests/test_a.py": LOOP + 'cmd = "--tensor-model-parallel-size 2"\n'},
+        {"tests/test_a.py": LOOP + 'cmd = "--num-layers=4"\n'},
+        {"tests/test_a.py": LOOP + "cmd = ['--colocate']\n"},
         {"tests/harness.py": "def run(args):\n    execute_train(args)\n",
          "tests/test_a.py": "from tests.harness import run\n" + LOOP},
         {"tests/harness.py": b"\xff\xfe not text",
