@@ -1,29 +1,20 @@
 """GitHub Actions workflows with line numbers: jobs, steps, `if:` conditions, pip installs.
 
-The YAML is composed into nodes, never constructed into Python values: every node keeps its
-line, and keys stay strings (YAML 1.1 would turn the `on:` key into `True`).
+What a workflow is made of, and the reading of its text that needs no YAML. The YAML itself
+is read by :mod:`bot.analysis.workflow_nodes`, imported with the first workflow read, so
+that a command that reads none never loads PyYAML.
 """
 
 from __future__ import annotations
 
-import bisect
-import posixpath
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import yaml
+from bot.analysis.requirements import FileRef, Install
 
-from bot.analysis.requirements import FileRef, Install, install_from, relative_candidates
-from bot.analysis.shell import PipCommand, Word, newlines_before, pip_installs, script_runs
-from bot.analysis.source import Unreadable
-from config.yamlload import ExpansionError, check_expansion
-from config.yamlload import Loader as _Loader
-
-_WORKSPACE = re.compile(r"^(?:\$\{\{\s*github\.workspace\s*\}\}|\$\{?GITHUB_WORKSPACE\}?)/")
-_MERGE = "tag:yaml.org,2002:merge"
-_POSIX_SHELLS = ("bash", "sh")
-MAX_MERGE_DEPTH = 8
+if TYPE_CHECKING:
+    from bot.analysis.source import Unreadable
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,62 +63,22 @@ class Workflow:
 
 def parse_workflow(path: str, text: str) -> Workflow | Unreadable:
     """Read a workflow; malformed YAML is an :class:`Unreadable` with its line."""
-    try:
-        root = yaml.compose(text, Loader=_Loader)
-        if root is not None:
-            check_expansion(root, text)  # before anything walks it: no "billion laughs"
-    except ExpansionError as exc:
-        return Unreadable(path, None, f"skipped: {exc.problem}")
-    except yaml.YAMLError as exc:
-        return Unreadable(path, _error_line(exc, text), f"not valid YAML: {_error_reason(exc)}")
-    except RecursionError:
-        return Unreadable(path, None, "not valid YAML: nested too deeply")
-    top = _mapping(root)
-    lines = text.split("\n")
-    base_dir = _working_directory(top)
-    jobs: list[Job] = []
-    jobs_node = top.get("jobs")
-    key_lines = {
-        str(k.value): int(k.start_mark.line) + 1
-        for k, _ in (jobs_node.value if isinstance(jobs_node, yaml.MappingNode) else [])
-        if isinstance(k, yaml.ScalarNode)
-    }
-    for job_id, node in _mapping(jobs_node).items():
-        job = _mapping(node)
-        uses = _text(job.get("uses"))
-        calls = None
-        if uses is not None and uses.startswith("./"):
-            calls = posixpath.normpath(uses.split("@", 1)[0])
-        job_dir = _working_directory(job) or base_dir
-        steps = tuple(
-            _step(i, item, lines, job_dir) for i, item in enumerate(_sequence(job.get("steps")))
-        )
-        jobs.append(Job(
-            id=job_id,
-            name=_text(job.get("name")) or job_id,
-            line=key_lines.get(job_id, node.start_mark.line + 1),
-            condition=_text(job.get("if")),
-            steps=steps,
-            calls=calls,
-            span=(int(node.start_mark.index), int(node.end_mark.index)),
-            runs_on=" ".join(_scalars(job.get("runs-on"))),
-            container=_container(job.get("container")),
-            inputs=" ".join(_scalars(job.get("with"))),
-        ))
-    return Workflow(path, tuple(jobs), _triggers(top.get("on")))
+    from bot.analysis import workflow_nodes
+
+    return workflow_nodes.parse_workflow(path, text)
+
+
+def workflow_env(text: str) -> list[EnvSetting]:
+    """The environment variables a workflow sets: `env:` at every level, names a step
+    writes to `$GITHUB_ENV`, and `--env`/`-e` options of a job's container (their values
+    come from outside: not known). Malformed YAML sets nothing."""
+    from bot.analysis import workflow_nodes
+
+    return workflow_nodes.workflow_env(text)
 
 
 PR_EVENTS = frozenset({"pull_request", "pull_request_target"})
 _EVENT_TEST = re.compile(r"github\.event_name\s*(==|!=)\s*'([a-z_]+)'")
-
-
-def _triggers(node: yaml.Node | None) -> frozenset[str]:
-    """The events of `on:`, in any of its three forms (a name, a list, a mapping)."""
-    if isinstance(node, yaml.ScalarNode):
-        return frozenset({str(node.value)})
-    if isinstance(node, yaml.SequenceNode):
-        return frozenset(str(n.value) for n in node.value if isinstance(n, yaml.ScalarNode))
-    return frozenset(_mapping(node))
 
 
 def job_events(events: frozenset[str], condition: str | None) -> frozenset[str]:
@@ -139,106 +90,6 @@ def job_events(events: frozenset[str], condition: str | None) -> frozenset[str]:
     dropped = {name for op, name in _EVENT_TEST.findall(condition) if op == "!="}
     out = events & kept if kept else events
     return frozenset(out - dropped)
-
-
-def _error_line(exc: yaml.YAMLError, text: str) -> int | None:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    if mark is not None:
-        return int(mark.line) + 1
-    position = getattr(exc, "position", None)
-    if isinstance(position, int):
-        return text.count("\n", 0, position) + 1
-    return None
-
-
-def _error_reason(exc: yaml.YAMLError) -> str:
-    reason = getattr(exc, "problem", None) or getattr(exc, "reason", None)
-    if reason:
-        return str(reason)
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
-def _mapping(node: yaml.Node | None, depth: int = 0) -> dict[str, yaml.Node]:
-    """A mapping node's entries by key (merge keys `<<` applied, later keys win)."""
-    out: dict[str, yaml.Node] = {}
-    if not isinstance(node, yaml.MappingNode) or depth > MAX_MERGE_DEPTH:
-        return out
-    for key, value in node.value:
-        if not isinstance(key, yaml.ScalarNode):
-            continue
-        if key.tag == _MERGE:
-            merged = value.value if isinstance(value, yaml.SequenceNode) else [value]
-            for item in merged:
-                for k, v in _mapping(item, depth + 1).items():
-                    out.setdefault(k, v)
-            continue
-        out[key.value] = value
-    return out
-
-
-def _sequence(node: yaml.Node | None) -> list[yaml.Node]:
-    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
-
-
-def _text(node: yaml.Node | None) -> str | None:
-    if isinstance(node, yaml.ScalarNode):
-        return str(node.value)
-    return None
-
-
-def _scalars(node: yaml.Node | None, depth: int = 0) -> list[str]:
-    """Every scalar value under a node (mapping values, sequence items), in order."""
-    if isinstance(node, yaml.ScalarNode):
-        return [str(node.value)]
-    if depth > MAX_MERGE_DEPTH:
-        return []
-    if isinstance(node, yaml.SequenceNode):
-        return [t for item in node.value for t in _scalars(item, depth + 1)]
-    return [t for value in _mapping(node).values() for t in _scalars(value, depth + 1)]
-
-
-def _container(node: yaml.Node | None) -> str | None:
-    """A job's container image: `container: IMAGE` or `container: {image: IMAGE}`."""
-    if node is None:
-        return None
-    if isinstance(node, yaml.MappingNode):
-        return _text(_mapping(node).get("image")) or ""
-    return _text(node) or ""
-
-
-def _working_directory(node: dict[str, yaml.Node]) -> str | None:
-    return _text(_mapping(_mapping(node.get("defaults")).get("run")).get("working-directory"))
-
-
-def _step(index: int, node: yaml.Node, lines: list[str], job_dir: str | None) -> Step:
-    step = _mapping(node)
-    run = step.get("run")
-    script = _text(run) or ""
-    title = _text(step.get("name"))
-    if title is None:
-        first = script.strip().split("\n", 1)[0]
-        title = "Run " + (first if len(first) <= 40 else first[:39] + "…") if first else (
-            _text(step.get("uses")) or f"step {index + 1}"
-        )
-    condition = _text(step.get("if"))
-    installs: tuple[Install, ...] = ()
-    scripts: tuple[FileRef, ...] = ()
-    shell = (_text(step.get("shell")) or "bash").split()
-    runs_shell = bool(shell) and shell[0].rsplit("/", 1)[-1] in _POSIX_SHELLS
-    if isinstance(run, yaml.ScalarNode) and runs_shell and ("pip" in script or ".sh" in script) \
-            and not _never(condition):
-        folder = _WORKSPACE.sub("", (_text(step.get("working-directory")) or job_dir or ".")
-                                + "/", count=1).rstrip("/") or "."
-        installs, scripts = _installs(run, script, lines, folder)
-    return Step(index, title, node.start_mark.line + 1, condition, installs, scripts)
-
-
-def _never(condition: str | None) -> bool:
-    """A step or job switched off with `if: false`."""
-    if condition is None:
-        return False
-    return strip_expression(condition) == "false"
 
 
 def strip_expression(condition: str) -> str:
@@ -266,111 +117,6 @@ def expression_spans(script: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _mask(script: str, spans: list[tuple[int, int]]) -> str:
-    """Hide `${{ ... }}` from the shell parser as `$xxx`, without moving any character."""
-    parts: list[str] = []
-    last = 0
-    for start, end in spans:
-        parts.append(script[last:start])
-        parts.append("$" + "".join("\n" if c == "\n" else "x" for c in script[start + 1:end]))
-        last = end
-    parts.append(script[last:])
-    return "".join(parts)
-
-
-def _restore(cmd: PipCommand, script: str, masked: str, spans: list[tuple[int, int]]) -> PipCommand:
-    """Put the hidden expressions back into the words that hold them."""
-    ends = [end for _, end in spans]
-
-    def fix(words: tuple[Word, ...]) -> tuple[Word, ...]:
-        out = []
-        for w in words:
-            text = w.text
-            i = bisect.bisect_right(ends, w.start)  # the first expression ending inside the word
-            while i < len(spans) and spans[i][1] <= w.end:
-                start, end = spans[i]
-                text = text.replace(masked[start:end], script[start:end], 1)
-                i += 1
-            out.append(Word(text, w.start, w.end))
-        return tuple(out)
-
-    return replace(cmd, specs=fix(cmd.specs), requirements=fix(cmd.requirements),
-                   constraints=fix(cmd.constraints), editables=fix(cmd.editables))
-
-
-def _installs(
-    run: yaml.ScalarNode, script: str, lines: list[str], folder: str,
-) -> tuple[tuple[Install, ...], tuple[FileRef, ...]]:
-    """The step's `pip install`s and the shell scripts it runs (repository paths)."""
-    spans = expression_spans(script)
-    masked = _mask(script, spans)
-    line_of = _line_finder(run, masked, lines)
-
-    def resolve(text: str) -> tuple[str, ...]:
-        return relative_candidates(folder, _WORKSPACE.sub("", text, count=1))
-
-    installs = tuple(
-        install_from(_restore(cmd, script, masked, spans), line_of, lambda t: t, resolve)
-        for cmd in (pip_installs(masked) if "pip" in script else ())
-    )
-    scripts = tuple(
-        FileRef(w.text, line_of(w.start), False,
-                tuple(dict.fromkeys((*resolve(w.text), *relative_candidates(".", w.text)))))
-        for w in script_runs(_restore_words(masked, script, spans))
-        if "$" not in _WORKSPACE.sub("", w.text, count=1)
-    )
-    return installs, scripts
-
-
-def _restore_words(masked: str, script: str, spans: list[tuple[int, int]]) -> str:
-    """The masked script with `${{ github.workspace }}/` put back (a script's folder)."""
-    if not any(_WORKSPACE.match(script[start:end + 1]) for start, end in spans):
-        return masked
-    return script
-
-
-_TOKEN = re.compile(r"[^\s'\"\\]+")
-
-
-def _line_finder(node: yaml.ScalarNode, script: str, lines: list[str]) -> Callable[[int], int]:
-    """Map an offset in a `run:` value to a line of the file.
-
-    A literal block (`|`) keeps the file's line breaks, so counting them is exact. Other
-    styles fold lines, so the word at the offset is looked for in the scalar's lines: from
-    where the last word was found (installs come in order), then from the top. The search
-    has a budget of a few passes over the scalar in all; past it, the last line found
-    stands, so a scalar of many words unlike their source (escapes, masked expressions)
-    costs linear time, not quadratic.
-    """
-    first = node.start_mark.line
-    if node.style == "|":
-        newline = newlines_before(script)
-        return lambda pos: first + 2 + newline(pos)
-    last = min(node.end_mark.line, len(lines) - 1)
-    region = "\n".join(lines[first:last + 1])
-    line_in_region = newlines_before(region)
-    cursor = 0
-    budget = 4 * len(region) + 4096
-
-    def search(pos: int) -> int:
-        nonlocal cursor, budget
-        token = _TOKEN.match(script, pos)
-        if token is None or budget <= 0:
-            return first + 1 + line_in_region(cursor)
-        word = token.group()
-        found = region.find(word, cursor)
-        budget -= (found if found != -1 else len(region)) - cursor
-        if found == -1:
-            found = region.find(word, 0, cursor + len(word))
-            budget -= cursor
-        if found == -1:
-            return first + 1
-        cursor = found
-        return first + 1 + line_in_region(found)
-
-    return search
-
-
 @dataclass(frozen=True, slots=True)
 class EnvSetting:
     """An environment variable a workflow sets: at `level` `workflow`, `job` or `step`;
@@ -381,50 +127,3 @@ class EnvSetting:
     name: str | None
     value: str | None
     level: str
-
-
-_GITHUB_ENV = re.compile(
-    r"""(?:echo|printf)\s+["']?([A-Za-z_][A-Za-z0-9_]*)=[^\n]*>>\s*["']?\$\{?GITHUB_ENV""")
-_DOCKER_ENV = re.compile(r"(?:^|\s)(?:--env|-e)[\s=]+([A-Za-z_][A-Za-z0-9_]*)(=\S*)?")
-
-
-def workflow_env(text: str) -> list[EnvSetting]:
-    """The environment variables a workflow sets: `env:` at every level, names a step
-    writes to `$GITHUB_ENV`, and `--env`/`-e` options of a job's container (their values
-    come from outside: not known). Malformed YAML sets nothing."""
-    try:
-        root = yaml.compose(text, Loader=_Loader)
-        if root is not None:
-            check_expansion(root, text)
-    except (yaml.YAMLError, RecursionError):
-        return []
-    top = _mapping(root)
-    out = _env_block(top.get("env"), "workflow")
-    for job in (_mapping(node) for node in _mapping(top.get("jobs")).values()):
-        out.extend(_env_block(job.get("env"), "job"))
-        container = _mapping(job.get("container"))
-        options = _text(container.get("options")) or ""
-        out.extend(EnvSetting(m.group(1), None, "job") for m in _DOCKER_ENV.finditer(options))
-        out.extend(_env_block(container.get("env"), "job"))
-        for step in (_mapping(node) for node in _sequence(job.get("steps"))):
-            out.extend(_env_block(step.get("env"), "step"))
-            script = _text(step.get("run")) or ""
-            if "GITHUB_ENV" in script:
-                names = _GITHUB_ENV.findall(script)
-                out.extend(EnvSetting(n, None, "job") for n in names)
-                if script.count("GITHUB_ENV") > len(names):
-                    out.append(EnvSetting(None, None, "job"))
-    return out
-
-
-def _env_block(node: yaml.Node | None, level: str) -> list[EnvSetting]:
-    if node is None:
-        return []
-    if not isinstance(node, yaml.MappingNode):
-        return [EnvSetting(None, None, level)]  # `env: ${{ fromJSON(...) }}`
-    out = []
-    for name, value in _mapping(node).items():
-        text = _text(value)
-        plain = None if text is None or "${{" in text else text
-        out.append(EnvSetting(name, plain, level))
-    return out

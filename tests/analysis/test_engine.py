@@ -298,7 +298,8 @@ def test_the_validators_mirror_the_policy_dataclasses_field_for_field() -> None:
         assert fields == list(getattr(schema, name).model_fields), name
 
 
-def test_an_audit_without_a_configuration_file_imports_no_validation_library(tmp_path: Path) -> None:
+def test_an_audit_without_a_configuration_file_or_workflow_imports_no_validation_nor_yaml(
+        tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text('register_cuda_ci(60, "stage-a-1-gpu")\n')
     probe = (
@@ -307,7 +308,7 @@ def test_an_audit_without_a_configuration_file_imports_no_validation_library(tmp
         f"tree = FolderTree({str(tmp_path)!r}); loaded = read_config(tree); "
         "report = audit(tree, loaded=loaded); "
         "assert loaded.path is None and report.tests, report; "
-        "sys.stderr.write(repr(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic'})))"
+        "sys.stderr.write(repr(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'yaml'})))"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert proc.stderr == "[]"

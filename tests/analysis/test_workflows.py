@@ -9,7 +9,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.analysis import workflows
+from bot.analysis import workflow_nodes, workflows
 from bot.analysis.source import Unreadable
 from bot.analysis.workflows import Workflow, parse_workflow, strip_expression
 
@@ -202,10 +202,10 @@ def test_runners_containers_inputs_and_the_scripts_steps_run() -> None:
 
 
 def test_a_container_without_an_image_and_nested_values() -> None:
-    assert workflows._container(yaml.compose("{options: --gpus}")) == ""
+    assert workflow_nodes._container(yaml.compose("{options: --gpus}")) == ""
     deep = yaml.compose("[[[[[[[[[[[x]]]]]]]]]]]")
-    assert workflows._scalars(deep) == []
-    assert workflows._scalars(yaml.compose("{a: [x, {b: y}]}")) == ["x", "y"]
+    assert workflow_nodes._scalars(deep) == []
+    assert workflow_nodes._scalars(yaml.compose("{a: [x, {b: y}]}")) == ["x", "y"]
 
 
 def test_merge_keys_are_applied() -> None:
@@ -267,9 +267,9 @@ def test_deep_nesting_is_unreadable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_yaml_errors_without_a_mark_or_a_reason() -> None:
     bare = yaml.YAMLError()
-    assert workflows._error_line(bare, "x") is None
-    assert workflows._error_reason(bare) == "YAMLError"
-    assert workflows._error_reason(yaml.YAMLError("first\nsecond")) == "first"
+    assert workflow_nodes._error_line(bare, "x") is None
+    assert workflow_nodes._error_reason(bare) == "YAMLError"
+    assert workflow_nodes._error_reason(yaml.YAMLError("first\nsecond")) == "first"
 
 
 @pytest.mark.parametrize(
