@@ -6,7 +6,6 @@ the rules of marker registration (REG) and of the configuration (CFG).
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import re
 from collections import Counter
@@ -98,6 +97,8 @@ def fingerprint(f: Finding) -> str:
     the line numbers the message names left out (a finding that only moved keeps it)."""
     message = _LINE_REFERENCE.sub(lambda m: m.group(2) or "", f.message)
     whole = "\0".join([f.rule, f.path or "", f.test or "", message])
+    import hashlib  # here: loading OpenSSL would add 2 ms to every start
+
     return f"{f.rule}:{hashlib.sha256(whole.encode()).hexdigest()[:32]}"
 
 

@@ -29,7 +29,6 @@ import pickle
 import signal
 import struct
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -103,6 +102,8 @@ def fork_map(work: Callable[[list[P]], T], parts: list[list[P]], processes: int 
         os.write(write_fd, b"".join(_INDEX.pack(i) for i in range(processes, len(parts))))
     finally:
         os.close(write_fd)
+    import tempfile  # here, not at the top: only a split audit needs it
+
     with tempfile.TemporaryDirectory(prefix="rocmbot-jobs-") as folder:
         pending: list[tuple[int, str]] = []
         try:
