@@ -96,7 +96,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
         """Say the interpreter is done with: every module state is emptied. A module's
         functions refer to its scope and its scope to them, and the states to the
         interpreter that owns them, so a revision's values and syntax trees would otherwise
-        be freed only when the cycle collector walks them all (a quarter of an audit's time
+        be freed only when the cycle collector walks them all (a seventh of an audit's time
         on a real repository); emptied, they go as soon as nothing else holds them."""
         self.release_run()
         for state in [*self._modules.values(), *self._kept]:
