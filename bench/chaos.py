@@ -196,6 +196,9 @@ def service_env(sim: Simulator, database_url: str, *, reconcile_minutes: float =
         "ROCMBOT_PRIVATE_KEY": sim.state.app.private_key_pem,
         "ROCMBOT_GITHUB_API_URL": sim.url,
         "ROCMBOT_SECONDS_BETWEEN_WRITES": "0",
+        # the simulator is on loopback: a request a killed worker sent lands within this, and a
+        # retry of its delivery waits that long before it looks for what the request made
+        "ROCMBOT_GITHUB_TIMEOUT_SECONDS": "5",
         "ROCMBOT_SECONDARY_RATE_WAIT_SECONDS": "0.2",
         "ROCMBOT_GITHUB_BACKOFF_SECONDS": "0.05",
         "ROCMBOT_GITHUB_RETRIES": "8",

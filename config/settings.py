@@ -113,6 +113,11 @@ class Settings(BaseSettings):
         return bool(self.dry_run) if self.dry_run is not None else not self.has_app_credentials
 
     @property
+    def request_margin(self) -> float:
+        """The longest one GitHub request may take: the write pacing before it, then its timeout."""
+        return self.github_timeout_seconds + self.seconds_between_writes
+
+    @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
 

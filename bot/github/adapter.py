@@ -142,16 +142,11 @@ def retry_policy(settings: Settings) -> Retry:
     """The retry policy of every client the service builds (never a write twice)."""
     return _Retry(
         secondary_wait=settings.secondary_rate_wait_seconds,
-        margin=request_margin(settings),
+        margin=settings.request_margin,
         total=settings.github_retries,
         backoff_factor=settings.github_backoff_seconds,
         raise_on_status=False,
     )
-
-
-def request_margin(settings: Settings) -> float:
-    """The longest one request may take: the write pacing before it, then its timeout."""
-    return settings.github_timeout_seconds + settings.seconds_between_writes
 
 
 def _client(settings: Settings, auth: Auth.Auth) -> Github:
@@ -188,7 +183,7 @@ class GitHubApp:
                 auth = self._auth.get_installation_auth(installation_id)
                 port = PyGithubPort(_client(self.settings, auth),
                                     secondary_wait=self.settings.secondary_rate_wait_seconds,
-                                    margin=request_margin(self.settings))
+                                    margin=self.settings.request_margin)
                 self._clients[installation_id] = port
             return port
 

@@ -15,23 +15,41 @@ from typing import Any
 from bot.github import keys as ledger
 from bot.github.port import Comment, GitHubPort, Gone, InlineComment
 from bot.github.publish import batches, is_summary
-from bot.store.store import Store
+from bot.service.deadline import DeadlineError, RetryLaterError
+from bot.store.store import ATTEMPT_ENDED, Effect, Store
 
 log = logging.getLogger(__name__)
 
 REVIEW_MARKER = "<!-- rocmbot:review -->"
 
 
+def answered(exc: BaseException) -> bool:
+    """Whether a write that raised ``exc`` is over: GitHub answered it (an HTTP status, a rate
+    limit) or it was never sent (past the delivery's deadline). A timeout or a lost connection
+    is not: the request may still reach GitHub."""
+    if isinstance(exc, RetryLaterError | DeadlineError | Gone):
+        return True
+    return isinstance(getattr(exc, "status", None), int)
+
+
+def ended(entry: Effect) -> bool:
+    """Whether the attempt that left a pending entry saw its write end (see :func:`answered`)."""
+    return isinstance(entry.result, dict) and entry.result.get(ATTEMPT_ENDED) is True
+
+
 class Effects:
     """The writes one handler makes for one delivery."""
 
     def __init__(self, store: Store, port: GitHubPort | None, *, dry_run: bool, delivery_id: str,
-                 app_id: int | None = None) -> None:
+                 app_id: int | None = None, in_flight: float = 0.0) -> None:
         self.store = store
         self.port = port
         self.dry_run = dry_run or port is None
         self.delivery_id = delivery_id
         self.app_id = app_id  # whose comments are this App's
+        # how long a write another attempt began may still reach GitHub (the longest one
+        # request may take): a killed worker's request can land after its lease was taken over
+        self.in_flight = in_flight
 
     def ours(self, comment: Comment) -> bool:
         """A comment this App made: made through its App id (any bot account's, without one)."""
@@ -53,7 +71,12 @@ class Effects:
 
         An entry another attempt began less than ``defer_to_live`` seconds ago is left to it:
         that attempt may be alive and mid-write, where reconciling finds nothing yet and a
-        second write would be a duplicate. If it died, the worker's sweep completes it."""
+        second write would be a duplicate. If it died, the worker's sweep completes it.
+
+        Otherwise an entry another attempt left pending is reconciled against GitHub, but not
+        while that attempt's request may still reach GitHub (less than :attr:`in_flight`
+        seconds ago, unless the attempt saw GitHub's answer): the delivery is retried when it
+        can no longer land (:class:`RetryLaterError`), so a late write is found, not repeated."""
         entry = self.store.begin_effect(key, kind, target, self.delivery_id)
         if entry.status == "done" or (entry.status == "dry_run" and self.dry_run):
             log.info("effect already made", extra={"key": key, "delivery_id": self.delivery_id})
@@ -64,6 +87,9 @@ class Effects:
         if entry.status == "dry_run":  # never sent: live, it is made now, as a pending write
             self.store.mark_effect(key, "pending", was="dry_run")
         elif not entry.created and reconcile is not None and not self.dry_run:
+            if entry.age < self.in_flight and not ended(entry):
+                raise RetryLaterError(self.in_flight - entry.age,
+                                      f"a write another attempt began may still reach GitHub ({kind})")
             found = reconcile()
             if found is not None:
                 self.store.finish_effect(key, found)
@@ -74,9 +100,20 @@ class Effects:
             if entry.created:  # a pending entry of a live attempt stays pending for the live service
                 self.store.finish_effect(key, result, "dry_run")
             return result
-        result = act()
+        try:
+            result = act()
+        except Exception as exc:
+            if answered(exc):
+                self._ended(key)
+            raise
         self.store.finish_effect(key, result)
         return result
+
+    def _ended(self, key: str) -> None:
+        try:
+            self.store.end_effect_attempt(key)
+        except Exception:  # the database is away: a retry waits out the in-flight time instead
+            log.warning("could not note the end of a write's attempt", extra={"key": key}, exc_info=True)
 
     # check runs ------------------------------------------------------------
 

@@ -70,7 +70,7 @@ class HandlerContext:
 
     def effects(self) -> Effects:
         return Effects(self.store, self.github, dry_run=self.dry_run, delivery_id=self.event.delivery_id,
-                       app_id=self.settings.app_id)
+                       app_id=self.settings.app_id, in_flight=self.settings.request_margin)
 
 
 def local_ports(repo_path: str) -> PortFactory:

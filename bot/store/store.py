@@ -111,6 +111,9 @@ class DeliveryRecord:
         return {k: v for k, v in self.__dict__.items() if k != "payload_text"}
 
 
+ATTEMPT_ENDED = "attempt_ended"  # in a pending entry's result: its attempt's write is over
+
+
 @dataclass(frozen=True)
 class Effect:
     """An entry of the effects ledger."""
@@ -562,6 +565,13 @@ class Store:
         with self.engine.begin() as conn:
             conn.execute(update(effects).where(effects.c.key == key).values(
                 status=status, result=json.dumps(result, default=str), updated_at=time.time()))
+
+    def end_effect_attempt(self, key: str) -> None:
+        """Note on a pending entry that the attempt which began it saw its write end without
+        being made, or made unseen (GitHub answered an error): nothing of it is in flight."""
+        with self.engine.begin() as conn:
+            conn.execute(update(effects).where(effects.c.key == key, effects.c.status == "pending").values(
+                result=json.dumps({ATTEMPT_ENDED: True}), updated_at=time.time()))
 
     def pending_effects(self, before: float, limit: int = 200) -> list[tuple[Effect, str | None]]:
         """Ledger entries left ``pending`` since before ``before``, with the delivery that began them."""

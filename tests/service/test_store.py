@@ -9,10 +9,12 @@ import time
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from github import GithubException
 from sqlalchemy import create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.github.effects import Effects
+from bot.service.deadline import RetryLaterError
 from bot.store.dispatch import DispatchStore, JobOutcome
 from bot.store.schema import deliveries, metadata, pr_leases
 from bot.store.store import Store, StoreError, backoff_seconds, normalise_url
@@ -217,6 +219,66 @@ def test_a_write_another_live_attempt_began_is_left_to_it(store: Store) -> None:
                 defer_to_live=0.0)  # the other attempt is taken to be dead
     assert made == ["x"] and store.begin_effect("rocm-check:d1", "check_run", "t").status == "done"
     assert store.begin_effect("rocm-check:d1", "check_run", "t").age >= 0.0
+
+
+def _live(store: Store, delivery_id: str, in_flight: float) -> Effects:
+    effects = Effects(store, None, dry_run=False, delivery_id=delivery_id, in_flight=in_flight)
+    effects.dry_run = False  # no port is needed: the callables stand for GitHub
+    return effects
+
+
+def test_a_write_a_killed_attempt_may_still_land_is_waited_out(store: Store) -> None:
+    """A worker killed mid-request: GitHub may make its comment after another worker took the
+    delivery over. Reconciling at once would find nothing and answer twice; the delivery is
+    retried once that request can no longer land, and then finds the comment."""
+    made: list[str] = []
+    looked: list[str] = []
+
+    def write() -> dict[str, int]:
+        made.append("x")
+        return {"id": 2}
+
+    def reconcile() -> dict[str, int] | None:
+        looked.append("x")
+        return {"id": 1}  # the killed attempt's comment, landed late
+
+    store.begin_effect("reply:octo/miles:7:abc", "comment", "octo/miles#1", "first")  # then killed
+    with pytest.raises(RetryLaterError) as waited:
+        _live(store, "second", 30.0).once("reply:octo/miles:7:abc", "comment", "octo/miles#1", write,
+                                          reconcile)
+    assert 0 < waited.value.seconds <= 30.0 and made == looked == []
+    assert store.begin_effect("reply:octo/miles:7:abc", "comment", "t").status == "pending"
+    later = _live(store, "second", 0.0)  # as when the entry is older than a request may take
+    assert later.once("reply:octo/miles:7:abc", "comment", "octo/miles#1", write, reconcile) == {"id": 1}
+    assert made == [] and looked == ["x"]
+
+
+def test_a_write_github_answered_is_reconciled_at_once(store: Store) -> None:
+    """An attempt that saw GitHub's answer (a 502, the write perhaps made unseen) has nothing in
+    flight: the retry looks at once. One that timed out may: the retry waits."""
+    looked: list[str] = []
+
+    def reconcile() -> dict[str, int] | None:
+        looked.append("x")
+        return None
+
+    def bad_gateway() -> dict[str, int]:
+        raise GithubException(502, {"message": "Bad Gateway"}, None)
+
+    def timed_out() -> dict[str, int]:
+        raise TimeoutError("read timed out")
+
+    first = _live(store, "first", 30.0)
+    with pytest.raises(GithubException):
+        first.once("reply:a", "comment", "octo/miles#1", bad_gateway, reconcile)
+    with pytest.raises(TimeoutError):
+        first.once("reply:b", "comment", "octo/miles#1", timed_out, reconcile)
+    retry = _live(store, "first", 30.0)
+    assert retry.once("reply:a", "comment", "octo/miles#1", lambda: {"id": 3}, reconcile) == {"id": 3}
+    assert looked == ["x"]
+    with pytest.raises(RetryLaterError):
+        retry.once("reply:b", "comment", "octo/miles#1", lambda: {"id": 4}, reconcile)
+    assert looked == ["x"]
 
 
 def test_readiness_names_the_missing_migration(tmp_path: object) -> None:
