@@ -100,6 +100,8 @@ class Effects:
             if entry.created:  # a pending entry of a live attempt stays pending for the live service
                 self.store.finish_effect(key, result, "dry_run")
             return result
+        if not entry.created:  # this attempt's request is the one in flight now
+            self.store.effect_attempt(key, ended=False)
         try:
             result = act()
         except Exception as exc:
@@ -111,7 +113,7 @@ class Effects:
 
     def _ended(self, key: str) -> None:
         try:
-            self.store.end_effect_attempt(key)
+            self.store.effect_attempt(key, ended=True)
         except Exception:  # the database is away: a retry waits out the in-flight time instead
             log.warning("could not note the end of a write's attempt", extra={"key": key}, exc_info=True)
 

@@ -566,12 +566,14 @@ class Store:
             conn.execute(update(effects).where(effects.c.key == key).values(
                 status=status, result=json.dumps(result, default=str), updated_at=time.time()))
 
-    def end_effect_attempt(self, key: str) -> None:
-        """Note on a pending entry that the attempt which began it saw its write end without
-        being made, or made unseen (GitHub answered an error): nothing of it is in flight."""
+    def effect_attempt(self, key: str, *, ended: bool) -> None:
+        """Note on a pending entry whether a write of it may be in flight: not ended as an
+        attempt sends it (the entry's age counts from then), ended once the attempt saw it end
+        (GitHub answered an error: the write was not made, or made unseen)."""
+        result = json.dumps({ATTEMPT_ENDED: True}) if ended else None
         with self.engine.begin() as conn:
             conn.execute(update(effects).where(effects.c.key == key, effects.c.status == "pending").values(
-                result=json.dumps({ATTEMPT_ENDED: True}), updated_at=time.time()))
+                result=result, updated_at=time.time()))
 
     def pending_effects(self, before: float, limit: int = 200) -> list[tuple[Effect, str | None]]:
         """Ledger entries left ``pending`` since before ``before``, with the delivery that began them."""

@@ -279,6 +279,16 @@ def test_a_write_github_answered_is_reconciled_at_once(store: Store) -> None:
     with pytest.raises(RetryLaterError):
         retry.once("reply:b", "comment", "octo/miles#1", lambda: {"id": 4}, reconcile)
     assert looked == ["x"]
+    # a 502, then a retry that found nothing and was sending again when it timed out: its
+    # request is the one that may still land, whatever the first attempt saw
+    with pytest.raises(GithubException):
+        first.once("reply:c", "comment", "octo/miles#1", bad_gateway, reconcile)
+    with pytest.raises(TimeoutError):
+        retry.once("reply:c", "comment", "octo/miles#1", timed_out, reconcile)
+    assert looked == ["x", "x"]
+    with pytest.raises(RetryLaterError):
+        _live(store, "first", 30.0).once("reply:c", "comment", "octo/miles#1", lambda: {"id": 5}, reconcile)
+    assert looked == ["x", "x"]
 
 
 def test_readiness_names_the_missing_migration(tmp_path: object) -> None:
