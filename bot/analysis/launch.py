@@ -181,7 +181,7 @@ class _Cache:
         self.models.clear()
 
 
-_CACHE: Derived[_Cache] = Derived(lambda snapshot: _Cache())
+_CACHE: Derived[_Cache] = Derived(lambda snapshot: _Cache(), _Cache.release)
 
 
 def _cache(snapshot: Snapshot) -> _Cache:

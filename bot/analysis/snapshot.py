@@ -20,12 +20,16 @@ T = TypeVar("T")
 class Derived(Generic[T]):
     """A kind of result worked out from a whole snapshot (the pin groups checked, the
     launch interpreters), kept by the snapshot itself: it lives exactly as long as the
-    snapshot does, and no module-level cache can keep a revision's files alive."""
+    snapshot does, and no module-level cache can keep a revision's files alive.
+    ``release``: what to do with the result when the snapshot's analysis ends (see
+    :meth:`Snapshot.release`)."""
 
-    __slots__ = ("make",)
+    __slots__ = ("make", "release")
 
-    def __init__(self, make: Callable[[Snapshot], T]) -> None:
+    def __init__(self, make: Callable[[Snapshot], T],
+                 release: Callable[[T], None] | None = None) -> None:
         self.make = make
+        self.release = release
 
 
 class Snapshot:
@@ -52,14 +56,13 @@ class Snapshot:
         return cast(T, self._derived[key])
 
     def release(self) -> None:
-        """Say the analysis of this snapshot is over: what was derived from it and can be
-        released (``release()``, the launch interpreters) is, so that its values and syntax
-        trees are freed now by reference counting rather than by the cycle collector."""
+        """Say the analysis of this snapshot is over: what was derived from it is released
+        (each kind's ``release``: the launch interpreters are emptied), so that its values and
+        syntax trees are freed now by reference counting rather than by the cycle collector."""
         derived, self._derived = self._derived, {}
-        for result in derived.values():
-            release = getattr(result, "release", None)
-            if callable(release):
-                release()
+        for kind, result in derived.items():
+            if kind.release is not None:
+                kind.release(result)
         self.definitions.release()
 
     def is_test(self, path: str) -> bool:
