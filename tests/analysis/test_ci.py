@@ -261,7 +261,7 @@ def test_a_suite_is_named_where_the_whole_word_pattern_finds_it() -> None:
     import itertools
     import re
 
-    from bot.analysis.ci import _named
+    from bot.analysis.ci.index import _named
 
     word = "stage-a-1"
     pieces = ["", " ", "x", ".", "-", "é", "\n", word, "stage-a-10", "_stage-a-1"]
