@@ -21,6 +21,7 @@ from bot.analysis.workflows import (
     EnvSetting,
     Job,
     Step,
+    Trigger,
     Workflow,
     expression_spans,
     strip_expression,
@@ -77,8 +78,13 @@ def parse_workflow(path: str, text: str) -> Workflow | Unreadable:
             runs_on=" ".join(_scalars(job.get("runs-on"))),
             container=_container(job.get("container")),
             inputs=" ".join(_scalars(job.get("with"))),
+            needs=tuple(_scalars(job.get("needs"))),
+            outputs=_pairs(job.get("outputs")),
+            params=_pairs(job.get("with")),
+            raw_name=_text(job.get("name")),
         ))
-    return Workflow(path, tuple(jobs), _triggers(top.get("on")))
+    on = top.get("on")
+    return Workflow(path, tuple(jobs), _triggers(on), _trigger_details(on), _text(top.get("name")))
 
 
 def _triggers(node: yaml.Node | None) -> frozenset[str]:
@@ -88,6 +94,36 @@ def _triggers(node: yaml.Node | None) -> frozenset[str]:
     if isinstance(node, yaml.SequenceNode):
         return frozenset(str(n.value) for n in node.value if isinstance(n, yaml.ScalarNode))
     return frozenset(_mapping(node))
+
+
+def _trigger_details(node: yaml.Node | None) -> tuple[Trigger, ...]:
+    """Each event of `on:` with its path filters, activity types and declared inputs."""
+    out: list[Trigger] = []
+    for event in sorted(_triggers(node)):
+        spec = _mapping(_mapping(node).get(event))
+        inputs = tuple(
+            (name, _text(_mapping(value).get("default")))
+            for name, value in _mapping(spec.get("inputs")).items()
+        )
+        out.append(Trigger(
+            event,
+            _optional_list(spec.get("paths")),
+            _optional_list(spec.get("paths-ignore")),
+            _optional_list(spec.get("types")),
+            inputs,
+        ))
+    return tuple(out)
+
+
+def _optional_list(node: yaml.Node | None) -> tuple[str, ...] | None:
+    if node is None:
+        return None
+    return tuple(_scalars(node))
+
+
+def _pairs(node: yaml.Node | None) -> tuple[tuple[str, str], ...]:
+    """A mapping's plain-text values by key (nested values left out)."""
+    return tuple((k, str(v.value)) for k, v in _mapping(node).items() if isinstance(v, yaml.ScalarNode))
 
 
 def _error_line(exc: yaml.YAMLError, text: str) -> int | None:
@@ -180,7 +216,10 @@ def _step(index: int, node: yaml.Node, lines: list[str], job_dir: str | None) ->
         folder = _WORKSPACE.sub("", (_text(step.get("working-directory")) or job_dir or ".")
                                 + "/", count=1).rstrip("/") or "."
         installs, scripts = _installs(run, script, lines, folder)
-    return Step(index, title, node.start_mark.line + 1, condition, installs, scripts)
+    return Step(index, title, node.start_mark.line + 1, condition, installs, scripts,
+                id=_text(step.get("id")), uses=_text(step.get("uses")),
+                run=script if isinstance(run, yaml.ScalarNode) else None,
+                params=_pairs(step.get("with")), env=_pairs(step.get("env")))
 
 
 def _never(condition: str | None) -> bool:

@@ -27,6 +27,15 @@ class Step:
     condition: str | None
     installs: tuple[Install, ...]
     scripts: tuple[FileRef, ...] = ()  # shell scripts the step runs (`bash scripts/x.sh`)
+    id: str | None = None
+    uses: str | None = None  # an action (`dorny/paths-filter@v3`)
+    run: str | None = None  # the `run:` script, expressions included
+    params: tuple[tuple[str, str], ...] = ()  # the `with:` values that are plain text
+    env: tuple[tuple[str, str], ...] = ()  # the `env:` values that are plain text
+
+    def param(self, name: str) -> str | None:
+        """A `with:` value of the step."""
+        return next((v for k, v in self.params if k == name), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +56,22 @@ class Job:
     runs_on: str = ""
     container: str | None = None
     inputs: str = ""
+    needs: tuple[str, ...] = ()
+    outputs: tuple[tuple[str, str], ...] = ()  # `outputs:` name -> expression text
+    params: tuple[tuple[str, str], ...] = ()  # the `with:` of a called workflow, as text
+    raw_name: str | None = None  # the `name:` as written (expressions included)
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """One event of `on:` with the filters GitHub applies to it; ``inputs`` are the declared
+    inputs of `workflow_call`/`workflow_dispatch` with their defaults (None: no default)."""
+
+    event: str
+    paths: tuple[str, ...] | None = None
+    paths_ignore: tuple[str, ...] | None = None
+    types: tuple[str, ...] | None = None
+    inputs: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +79,11 @@ class Workflow:
     path: str
     jobs: tuple[Job, ...]
     triggers: frozenset[str] = frozenset()  # the events of `on:` (`pull_request`, `schedule`)
+    on: tuple[Trigger, ...] = ()
+    name: str | None = None
+
+    def trigger(self, event: str) -> Trigger | None:
+        return next((t for t in self.on if t.event == event), None)
 
     @property
     def calls(self) -> tuple[str, ...]:

@@ -331,3 +331,63 @@ def test_job_events_read_the_event_name_tests_of_its_condition(condition: str | 
                                                                expected: set[str]) -> None:
     events = frozenset({"pull_request", "schedule"})
     assert workflows.job_events(events, condition) == frozenset(expected)
+
+
+def test_what_the_ci_model_reads_triggers_needs_outputs_and_steps() -> None:
+    text = textwrap.dedent("""\
+        name: PR Test (AMD)
+        on:
+          schedule:
+            - cron: '0 0 * * *'
+          pull_request:
+            types: [opened, synchronize]
+            paths: ["python/**", "!python/**/*.md"]
+            paths-ignore: [docs/**]
+          workflow_call:
+            inputs:
+              run_all: {type: boolean, default: false}
+              ref: {type: string}
+        jobs:
+          changes:
+            runs-on: ubuntu-latest
+            outputs:
+              lib: ${{ steps.filter.outputs.lib }}
+            steps:
+              - id: filter
+                uses: dorny/paths-filter@v3
+                with:
+                  filters: |
+                    lib: [python/**]
+                env: {A: "1", B: {nested: true}}
+              - run: echo "x=1" >> $GITHUB_OUTPUT
+          test:
+            name: ${{ format('test ({0})', 'amd') }}
+            needs: [changes]
+            uses: ./.github/workflows/_run.yml
+            with: {suite: stage-b, gpus: 2}
+        """)
+    parsed = parse_workflow(".github/workflows/x.yml", text)
+    assert isinstance(parsed, Workflow)
+    assert parsed.name == "PR Test (AMD)"
+    pr = parsed.trigger("pull_request")
+    assert pr is not None
+    assert pr.paths == ("python/**", "!python/**/*.md")
+    assert pr.paths_ignore == ("docs/**",)
+    assert pr.types == ("opened", "synchronize")
+    call = parsed.trigger("workflow_call")
+    assert call is not None and call.inputs == (("run_all", "false"), ("ref", None))
+    assert parsed.trigger("push") is None
+    schedule = parsed.trigger("schedule")
+    assert schedule is not None and schedule.paths is None
+    changes, test = parsed.jobs
+    assert changes.outputs == (("lib", "${{ steps.filter.outputs.lib }}"),)
+    first, second = changes.steps
+    assert (first.id, first.uses, first.run) == ("filter", "dorny/paths-filter@v3", None)
+    assert first.param("filters") == "lib: [python/**]\n"
+    assert first.param("missing") is None
+    assert first.env == (("A", "1"),)
+    assert second.run == 'echo "x=1" >> $GITHUB_OUTPUT' and second.id is None
+    assert test.needs == ("changes",)
+    assert test.raw_name == "${{ format('test ({0})', 'amd') }}"
+    assert test.params == (("suite", "stage-b"), ("gpus", "2"))
+    assert changes.needs == () and changes.raw_name is None
