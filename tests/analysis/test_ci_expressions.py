@@ -47,10 +47,12 @@ VALUES: dict[str, Value] = {
     "matrix": {
         "list": LIST, "obj": {"a": 1.0, "B": "x"}, "n": 2.0, "nested": [[1.0, 2.0], {"k": "v"}, "s"],
         "t": Unknown(True, "a list of runners"), "f": Unknown(False, "an empty output"),
-        "mixed": [{"name": "a"}, LABEL], "found": ["b", LABEL], "circular": CIRCULAR, "deep": DEEP,
-        "weird": cast(Any, {1: "one"}), "brackets": "[" * 100_000, "thing": cast(Any, object()),
+        "mixed": [{"name": "a"}, LABEL], "found": ["b", LABEL],
+        # what a workflow or a caller may hand over that no function may raise on
+        "circular": CIRCULAR, "deep": DEEP, "weird": cast(Any, {1: "one"}), "brackets": "[" * 100_000,
+        "thing": cast(Any, object()),
     },
-    "env": {"big": cast(Any, 10**400)},
+    "env": {"big": cast(Any, 10**400)},  # a YAML integer with no float
 }
 STATUS = {"success": True, "failure": False, "cancelled": False}
 CONTEXT = Context(VALUES, STATUS)
