@@ -144,6 +144,11 @@ printf 'e=last line, no newline' >> $GITHUB_OUTPUT
                            "d": "v", "e": "last line, no newline"}
 
 
+def test_a_line_whose_name_is_not_known_leaves_later_lines_known() -> None:
+    result = run('echo a=1 >> $GITHUB_OUTPUT\ncat >> $GITHUB_OUTPUT <<EOF\nb=1\n$X=1\nc=1\nEOF')
+    assert result == {"a": None, "b": None, "c": "1"} and not result.complete
+
+
 def test_a_heredoc_value_not_known_and_one_left_open() -> None:
     script = 'echo "t<<EOF" >> $GITHUB_OUTPUT\necho "$TITLE" >> $GITHUB_OUTPUT\n' \
              'echo EOF >> $GITHUB_OUTPUT\necho "u<<END" >> $GITHUB_OUTPUT\necho x >> $GITHUB_OUTPUT'
@@ -563,6 +568,9 @@ def test_branches_that_leave_the_file_in_different_shapes_lose_it() -> None:
     "x" * (MAX_SCRIPT + 1),
     "echo ${{ big }}",
     "{ " * 60 + "true" + "; }" * 60,
+    # calls stack up the nesting each function has: bounded as run, not only as read
+    "".join(f"f{k}() {{ " + "{ " * 45 + f"f{k + 1}" + "; }" * 45 + " }\n" for k in range(1, 8))
+    + "f8() { echo a=2 >> $GITHUB_OUTPUT; }\nf1",
     # each pass of the loop learns one variable less: it does not settle in MAX_PASSES
     "v0=0 v1=0 v2=0 v3=0 v4=0 v5=0 v6=0 v7=0 v8=0 v9=0\nwhile x; do\n"
     + "".join(f"v{i}=$v{i + 1}\n" for i in range(9)) + "v9=1\ndone",

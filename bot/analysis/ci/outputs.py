@@ -5,9 +5,9 @@ The script's `${{ }}` expressions are put in first, as GitHub does (the caller s
 gives; one it cannot say makes every word it touches unknown). The script is then read into
 commands (`bot/analysis/ci/script.py`, a small hand-written reader: bashlex rejects the
 `if [[ a == b || c == d ]]` these scripts are made of) and run abstractly: variables assigned
-a literal (and the step's `env:`) are known, `[[ ]]`/`[ ]`/`test` with `==`, `=`, `!=`, `-z`,
-`-n`, integer comparisons, `!`, `&&`, `||`, `-a`, `-o`, and `case` on literals are decided,
-and every other condition takes both ways, their states merged: an output written with the
+a literal (and the step's `env:`) are known, tests on known words are decided
+(`bot/analysis/ci/words.py`: `[[ ]]`, `[ ]`, `test`, `case`), and every other condition
+(a command's status) takes both ways, their states merged: an output written with the
 same value on every way keeps it; one written differently, or only on some ways, or in a
 loop (which runs any number of times), is None. What `echo`, `printf`, `cat <<EOF` and
 `tee` write to the file is read as GitHub reads it (`name=value` lines and `name<<DELIM`
@@ -29,15 +29,25 @@ from dataclasses import dataclass, field, replace
 
 from bot.analysis.ci import script as sh
 from bot.analysis.ci.script import MARK, ScriptError, parse_script
+from bot.analysis.ci.words import (
+    Expanded,
+    Segs,
+    case_match,
+    double_bracket,
+    expand,
+    int_value,
+    joined,
+    single_bracket,
+)
 
 MAX_SCRIPT = 100_000  # characters, before and after the expressions are put in
-MAX_STEPS = 200_000  # commands run, counting each loop pass and function call
+MAX_STEPS = 10_000  # commands run (each loop pass and call counted), weighed by state size
+MAX_DEPTH = 100  # compound commands and function calls inside one another, as run
 MAX_PASSES = 8  # passes over a loop body before its effects must have settled
 MAX_CALLS = 8  # function calls inside one another
 
 _FILE = "\ue001"  # the value of $GITHUB_OUTPUT: the outputs file
 _NAMED = "GITHUB_OUTPUT"
-_INT = re.compile(r"[+-]?[0-9]+")
 _ECHO_FLAGS = re.compile(r"-[neE]+")
 _DECLARERS = frozenset({"export", "readonly", "declare", "typeset", "local"})
 _READERS = frozenset({"read", "mapfile", "readarray", "getopts", "let"})
@@ -45,24 +55,16 @@ _EVALUATORS = frozenset({"eval", "source", "."})
 _NEUTRAL = frozenset({":", "true"})
 _WRITERS = frozenset({"echo", "printf", "cat", "tee"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_UNARY = frozenset("-" + c for c in "abcdefghknoprstuvwxzGLNORS")
-_BINARY = frozenset({"==", "=", "!=", "=~", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge",
-                     "-nt", "-ot", "-ef"})
-_COMPARE: dict[str, Callable[[int, int], bool]] = {
-    "-eq": int.__eq__, "-ne": int.__ne__, "-lt": int.__lt__, "-le": int.__le__,
-    "-gt": int.__gt__, "-ge": int.__ge__,
-}
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'"}
-
-Segs = tuple[str | None, ...]  # text in pieces; None: a piece that is not known
 
 
 class StepOutputs(dict[str, str | None]):
     """Output name -> value (None: not known). ``complete`` is False when something wrote to
     the file that could not be read, so a name not listed may be set too."""
 
-    def __init__(self, values: Mapping[str, str | None] = {}, complete: bool = True) -> None:
-        super().__init__(values)
+    def __init__(self, values: Mapping[str, str | None] | None = None,
+                 complete: bool = True) -> None:
+        super().__init__(values or {})
         self.complete = complete
 
 
@@ -145,25 +147,26 @@ class _State:
 
 
 def _merge(*states: _State | None) -> _State | None:
+    """What holds on every one of several ways (None: no way gets here)."""
     found = [s for s in states if s is not None]
     if not found:
         return None
-    first, rest = found[0], found[1:]
-    if not rest:
-        return first
-    names = set(first.outputs).union(*(s.outputs for s in rest))
-    outputs = {n: first.outputs.get(n) if all(
-        n in s.outputs and s.outputs[n] == first.outputs.get(n) for s in found) else None
-        for n in names}
-    same_file = all((s.pending, s.partial) == (first.pending, first.partial) for s in rest)
-    return _State(
-        {k: v for k, v in first.vars.items() if all(s.vars.get(k) == v for s in rest)},
-        outputs,
-        all(s.complete for s in found),
-        first.pending if same_file else None,
-        first.partial if same_file else (),
-        not same_file or any(s.lost for s in found),
-    )
+    merged = found[0]
+    for other in found[1:]:
+        merged = _merge_two(merged, other)
+    return merged
+
+
+def _merge_two(a: _State, b: _State) -> _State:
+    # set operations on the items: merging is linear in C, not in Python
+    vars = a.vars if a.vars is b.vars else dict(a.vars.items() & b.vars.items())
+    outputs = a.outputs
+    if a.outputs is not b.outputs:
+        differ = {name for name, _ in a.outputs.items() ^ b.outputs.items()}
+        outputs = {**a.outputs, **b.outputs, **dict.fromkeys(differ)}
+    same_file = (a.pending, a.partial) == (b.pending, b.partial)
+    return _State(vars, outputs, a.complete and b.complete, a.pending if same_file else None,
+                  a.partial if same_file else (), not same_file or a.lost or b.lost)
 
 
 def _truncate(state: _State) -> _State:
@@ -171,266 +174,114 @@ def _truncate(state: _State) -> _State:
 
 
 def _unreadable_write(state: _State) -> _State:
-    """Something wrote lines that cannot be read: inside an open value, a line of it;
-    else any output may have been set."""
-    if state.pending is not None:
-        return replace(state, pending=replace(state.pending, lines=(*state.pending.lines, None)),
-                       partial=())
-    return replace(state, outputs=dict.fromkeys(state.outputs), complete=False, partial=())
+    file = _File(state)
+    file.unreadable()
+    return file.state(state)
 
 
 def _write(state: _State, text: Segs | None) -> _State:
-    if state.lost:
-        return state
-    if text is None:
-        return _unreadable_write(state)
-    line: list[str | None] = list(state.partial)
-    for seg in text:
-        if seg is None:
-            line.append(None)
-            continue
-        pieces = seg.split("\n")
-        for piece in pieces[:-1]:
-            line.append(piece)
-            state = _line(state, tuple(line))
-            line = []
-        line.append(pieces[-1])
-    return replace(state, partial=tuple(s for s in line if s != ""))
+    file = _File(state)
+    file.write(text)
+    return file.state(state)
 
 
-def _line(state: _State, segs: Segs) -> _State:
-    """One line of the file, as GitHub reads it."""
-    segs = tuple(s for s in segs if s != "")
-    whole = _joined(segs)
-    pending = state.pending
-    if pending is not None:
-        if whole is not None and whole == pending.delimiter:
-            known = [s for s in pending.lines if s is not None]
-            value = "\n".join(known) if len(known) == len(pending.lines) else None
-            return replace(state, outputs={**state.outputs, pending.name: value}, pending=None)
-        return replace(state, pending=replace(pending, lines=(*pending.lines, whole)))
-    if not segs:
-        return state  # an empty line
-    head = ""
-    for k, seg in enumerate(segs):
-        if seg is None:
-            return _unreadable_write(state)  # the name is not known
-        head += seg
+class _File:
+    """The outputs file while one command writes to it, read line by line as GitHub reads
+    it (each line costs the same however many outputs there are)."""
+
+    def __init__(self, state: _State) -> None:
+        self.values = dict(state.outputs)
+        self.fresh: set[str] | None = None  # once wiped: the names set since, still known
+        self.complete, self.lost = state.complete, state.lost
+        self.pending = state.pending
+        self.lines: list[str | None] = list(state.pending.lines) if state.pending else []
+        self.partial: list[str | None] = list(state.partial)
+
+    def state(self, base: _State) -> _State:
+        outputs = self.values
+        if self.fresh is not None:
+            outputs = {k: v if k in self.fresh else None for k, v in outputs.items()}
+        pending = replace(self.pending, lines=tuple(self.lines)) if self.pending else None
+        return replace(base, outputs=outputs, complete=self.complete, pending=pending,
+                       partial=tuple(s for s in self.partial if s != ""), lost=self.lost)
+
+    def set(self, name: str, value: str | None) -> None:
+        self.values[name] = value
+        if self.fresh is not None:
+            self.fresh.add(name)
+
+    def unreadable(self) -> None:
+        """Lines that cannot be read: inside an open value, a line of it; else any output
+        may have been set (the lines are taken to be whole)."""
+        self.partial = []
+        if self.pending is not None:
+            self.lines.append(None)
+        else:
+            self.fresh, self.complete = set(), False
+
+    def write(self, text: Segs | None) -> None:
+        if self.lost:
+            return
+        if text is None:
+            self.unreadable()
+            return
+        for seg in text:
+            if seg is None:
+                self.partial.append(None)
+                continue
+            pieces = seg.split("\n")
+            for piece in pieces[:-1]:
+                self.partial.append(piece)
+                self.line(tuple(s for s in self.partial if s != ""))
+                self.partial = []
+            self.partial.append(pieces[-1])
+
+    def line(self, segs: Segs) -> None:
+        whole = joined(segs)
+        if self.pending is not None:
+            if whole is not None and whole == self.pending.delimiter:
+                known = [s for s in self.lines if s is not None]
+                self.set(self.pending.name,
+                         "\n".join(known) if len(known) == len(self.lines) else None)
+                self.pending, self.lines = None, []
+            else:
+                self.lines.append(whole)
+            return
+        if not segs:
+            return  # an empty line
+        cut = next((k for k, s in enumerate(segs) if s is None), len(segs))
+        head = "".join(s or "" for s in segs[:cut])  # the text before the first unknown
         equals, heredoc = head.find("="), head.find("<<")
         if equals != -1 and (heredoc == -1 or equals < heredoc):
-            name, value = head[:equals], _joined((head[equals + 1:], *segs[k + 1:]))
-            return replace(state, outputs={**state.outputs, name: value}) if name else state
-        if heredoc != -1:
-            delimiter = _joined((head[heredoc + 2:], *segs[k + 1:]))
+            if equals:  # GitHub rejects a line without a name
+                self.set(head[:equals], joined((head[equals + 1:], *segs[cut:])))
+        elif heredoc != -1:
+            delimiter = joined((head[heredoc + 2:], *segs[cut:]))
             if delimiter is None:
-                return replace(state, lost=True)
-            return replace(state, pending=_Pending(head[:heredoc], delimiter))
-    return state  # no `=`: GitHub rejects the line
+                self.lost = True
+            else:
+                self.pending = _Pending(head[:heredoc], delimiter)
+        elif cut < len(segs):
+            self.unreadable()  # the name is not known
+        # else no `=`: GitHub rejects the line
 
 
 def _result(state: _State | None) -> StepOutputs:
     if state is None:
         return StepOutputs()  # no way through the script succeeds
     if state.partial:
-        state = _line(state, state.partial)
+        file = _File(state)
+        file.line(state.partial)
+        state = file.state(state)
     if state.lost:
         return StepOutputs(complete=False)
     return StepOutputs({k: None if v is None or _FILE in v else v for k, v in state.outputs.items()},
                        state.complete)
 
 
-def _joined(segs: Iterable[str | None]) -> str | None:
-    pieces = list(segs)
-    if any(s is None or MARK in s for s in pieces):
-        return None
-    return "".join(s for s in pieces if s is not None)
-
-
-# -- words -----------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class _Expanded:
-    segs: Segs
-    single: bool  # exactly one word (no splitting or globbing that may change the count)
-    pattern: bool  # has unquoted glob characters (a pattern in `[[ == ]]` and `case`)
-
-    @property
-    def value(self) -> str | None:
-        return _joined(self.segs) if self.single else None
-
-
-def _expand(word: sh.Word, vars: Mapping[str, str], split: bool) -> _Expanded:
-    segs: list[str | None] = []
-    single = True
-    pattern = False
-    for part in word.parts:
-        if isinstance(part, sh.Lit):
-            segs.append(part.text)
-            pattern = pattern or (not part.quoted and _globby(part.text))
-        elif isinstance(part, sh.Var):
-            value = vars.get(part.name)
-            if not part.quoted and (not value or any(c in value for c in " \t\n")):
-                single = single and not split
-                value = None if split else value
-            pattern = pattern or (not part.quoted and value is not None and _globby(value))
-            segs.append(value)
-        else:
-            segs.append(None)
-            single = single and (part.quoted or not split)
-    if split and pattern:  # unquoted glob characters name files
-        return _Expanded((None,), False, True)
-    return _Expanded(tuple(segs), single, pattern)
-
-
-def _globby(text: str) -> bool:
-    """Whether unquoted text is a pattern: `*`, `?`, or a `[` that a `]` closes."""
-    bracket = text.find("[")
-    return "*" in text or "?" in text or (bracket != -1 and "]" in text[bracket + 1:])
-
-
 def _mentions_file(word: sh.Word, vars: Mapping[str, str]) -> bool:
     return _NAMED in word.raw or any(s is not None and _FILE in s
-                                     for s in _expand(word, vars, False).segs)
-
-
-# -- tests -----------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class _Item:
-    op: str | None  # the operator this item may be
-    value: str | None
-    pattern: str | None = None  # as a pattern: its literal text; None when it has glob chars
-    anything: bool = False  # the pattern `*`
-
-
-def _not(a: bool | None) -> bool | None:
-    return None if a is None else not a
-
-
-def _and(a: bool | None, b: bool | None) -> bool | None:
-    if a is False or b is False:
-        return False
-    return None if a is None or b is None else True
-
-
-def _or(a: bool | None, b: bool | None) -> bool | None:
-    if a is True or b is True:
-        return True
-    return None if a is None or b is None else False
-
-
-class _TestParser:
-    """`[[ ]]` and `[ ]` expressions over items, three-valued; malformed ones are unknown."""
-
-    def __init__(self, items: list[_Item], and_: str, or_: str, patterns: bool) -> None:
-        self.items, self.and_, self.or_, self.patterns = items, and_, or_, patterns
-        self.i = 0
-        self.depth = 0
-
-    def decide(self) -> bool | None:
-        try:
-            value = self.or_expr()
-        except (IndexError, ValueError):
-            return None
-        return value if self.i == len(self.items) else None
-
-    def at(self, op: str) -> bool:
-        return self.i < len(self.items) and self.items[self.i].op == op
-
-    def or_expr(self) -> bool | None:
-        value = self.and_expr()
-        while self.at(self.or_):
-            self.i += 1
-            value = _or(value, self.and_expr())
-        return value
-
-    def and_expr(self) -> bool | None:
-        value = self.not_expr()
-        while self.at(self.and_):
-            self.i += 1
-            value = _and(value, self.not_expr())
-        return value
-
-    def not_expr(self) -> bool | None:
-        self.depth += 1
-        if self.depth > sh.MAX_NESTING:
-            raise ValueError("nested too deeply")
-        if self.at("!") and self.i + 1 < len(self.items):
-            self.i += 1
-            value = _not(self.not_expr())
-        else:
-            value = self.primary()
-        self.depth -= 1
-        return value
-
-    def primary(self) -> bool | None:
-        items, i = self.items, self.i
-        if items[i].op == "(":
-            self.i += 1
-            value = self.or_expr()
-            if not self.at(")"):
-                raise ValueError("`)` expected")
-            self.i += 1
-            return value
-        if items[i].op in _UNARY and i + 1 < len(items):
-            self.i += 2
-            operand = items[i + 1].value
-            if items[i].op not in ("-z", "-n") or operand is None:
-                return None
-            return (operand == "") == (items[i].op == "-z")
-        if i + 2 < len(items) and items[i + 1].op in _BINARY:
-            self.i += 3
-            return self.binary(items[i + 1].op, items[i], items[i + 2])
-        self.i += 1
-        return None if items[i].value is None else items[i].value != ""
-
-    def binary(self, op: str | None, left: _Item, right: _Item) -> bool | None:
-        if op in ("==", "=", "!="):
-            if self.patterns and right.anything:
-                equal: bool | None = True
-            else:
-                other = right.pattern if self.patterns else right.value
-                equal = None if left.value is None or other is None else left.value == other
-            return _not(equal) if op == "!=" else equal
-        a, b = _int(left.value), _int(right.value)
-        if op in _COMPARE and a is not None and b is not None and not (
-                self.patterns and _octal(left.value or "", right.value or "")):
-            return _COMPARE[op](a, b)
-        return None
-
-
-def _octal(*values: str) -> bool:
-    """`[[ 010 -eq 8 ]]` reads 010 as octal: leave such numbers undecided."""
-    return any(v.lstrip("+-").startswith("0") and len(v.lstrip("+-")) > 1 for v in values)
-
-
-def _double_bracket(test: sh.DoubleBracket, vars: Mapping[str, str]) -> bool | None:
-    items: list[_Item] = []
-    for item in test.items:
-        if isinstance(item, str):
-            items.append(_Item(item, item))
-            continue
-        found = _expand(item, vars, False)
-        value = _joined(found.segs)
-        items.append(_Item(item.plain, value, None if found.pattern else value,
-                           item.plain == "*"))
-    return _TestParser(items, "&&", "||", True).decide() if items else None
-
-
-def _single_bracket(values: list[str | None]) -> bool | None:
-    if not values:
-        return False
-    if any(v is None for v in values):
-        return None
-    return _TestParser([_Item(v, v) for v in values], "-a", "-o", False).decide()
-
-
-def _case_match(value: str | None, pattern: sh.Word, vars: Mapping[str, str]) -> bool | None:
-    if pattern.plain == "*":
-        return True
-    found = _expand(pattern, vars, False)
-    literal = None if found.pattern else _joined(found.segs)
-    return None if value is None or literal is None else value == literal
+                                     for s in expand(word, vars, False).segs)
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -467,8 +318,10 @@ def _merge_flows(flows: Iterable[Flow]) -> Flow:
 
 
 def _forget(state: _State, names: Iterable[str]) -> _State:
-    drop = set(names)
-    return replace(state, vars={k: v for k, v in state.vars.items() if k not in drop})
+    vars = dict(state.vars)
+    for name in names:
+        vars.pop(name, None)
+    return replace(state, vars=vars)
 
 
 def _forget_all(state: _State) -> _State:
@@ -480,14 +333,16 @@ class _Run:
 
     def __init__(self) -> None:
         self.steps = 0
+        self.depth = 0
         self.functions: dict[str, tuple[sh.Command, ...]] = {}
 
     def program(self, program: sh.Seq, state: _State) -> _State | None:
         scope = _Scope()
         return _merge(*self.seq(program, state, scope), *scope.exits)
 
-    def step(self) -> None:
-        self.steps += 1
+    def step(self, state: _State) -> None:
+        # a command copies or merges its state at most a few times: a big state costs more
+        self.steps += 1 + (len(state.vars) + len(state.outputs)) // 1000
         if self.steps > MAX_STEPS:
             raise _TooCostlyError
 
@@ -533,7 +388,15 @@ class _Run:
         return (flow[1], flow[0]) if node.negate else flow
 
     def command(self, node: sh.Command, state: _State, scope: _Scope) -> Flow:
-        self.step()
+        self.step(state)
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _TooCostlyError
+        flow = self.dispatch(node, state, scope)
+        self.depth -= 1
+        return flow
+
+    def dispatch(self, node: sh.Command, state: _State, scope: _Scope) -> Flow:
         if isinstance(node, sh.Simple):
             return self.simple(node, state, scope, None)[0]
         if isinstance(node, sh.Redirected):
@@ -553,7 +416,7 @@ class _Run:
             after = _merge(*flow, *inner.exits)
             return (None, None) if after is None else _status(None, replace(after, vars=state.vars))
         if isinstance(node, sh.DoubleBracket):
-            return _status(_double_bracket(node, state.vars), state)
+            return _status(double_bracket(node, state.vars), state)
         if isinstance(node, sh.Arith):
             return _status(None, _forget_all(state))
         bodies = self.functions.get(node.name, ())
@@ -597,8 +460,8 @@ class _Run:
         return (no, yes) if node.until else (yes, no)
 
     def case(self, node: sh.Case, state: _State, scope: _Scope) -> Flow:
-        value = _expand(node.word, state.vars, False)
-        subject = _joined(value.segs)
+        value = expand(node.word, state.vars, False)
+        subject = joined(value.segs)
         ends: list[Flow] = []
         current: _State | None = state
         for arm in node.arms:
@@ -606,7 +469,7 @@ class _Run:
                 break
             if arm.end in (";&", ";;&"):
                 raise _TooCostlyError  # falling through: rare enough not to follow
-            matches = [_case_match(subject, p, state.vars) for p in arm.patterns]
+            matches = [case_match(subject, p, state.vars) for p in arm.patterns]
             decided = True if True in matches else (False if all(m is False for m in matches)
                                                     else None)
             if decided is not False:
@@ -620,14 +483,16 @@ class _Run:
     # -- simple commands
 
     def redirects(
-        self, redirects: Iterable[sh.Redirect], state: _State, scope: _Scope,
+        self, redirects: tuple[sh.Redirect, ...], state: _State, scope: _Scope,
     ) -> tuple[str, str, _State, Segs | None]:
         """Where stdout and stderr lead, the state once the files opened are emptied, and
         what the command reads on stdin (None: not known)."""
+        if not redirects:
+            return scope.stdout, scope.stderr, state, None
         fds = {1: scope.stdout, 2: scope.stderr}
         stdin: Segs | None = None
         for redirect in redirects:
-            target = _expand(redirect.target, state.vars, False)
+            target = expand(redirect.target, state.vars, False)
             if redirect.op in ("<<", "<<-"):
                 stdin = self.heredoc(redirect, state)
                 continue
@@ -638,9 +503,9 @@ class _Run:
                 stdin = None
                 continue
             fd = redirect.fd if redirect.fd is not None else 1
-            text = _joined(target.segs)
-            if redirect.op == ">&" and (text == "-" or _int(text) is not None):
-                fds[fd] = fds.get(_int(text) or 0, _ELSEWHERE)  # `>&2`; `>&-` closes
+            text = joined(target.segs)
+            if redirect.op == ">&" and (text == "-" or int_value(text) is not None):
+                fds[fd] = fds.get(int_value(text) or 0, _ELSEWHERE)  # `>&2`; `>&-` closes
                 continue
             dest = _ELSEWHERE
             if text == _FILE:
@@ -657,7 +522,7 @@ class _Run:
 
     def heredoc(self, redirect: sh.Redirect, state: _State) -> Segs:
         word = sh.Word(redirect.body or (), redirect.body_raw, redirect.target.start)
-        return _expand(word, state.vars, False).segs
+        return expand(word, state.vars, False).segs
 
     def simple(
         self, node: sh.Simple, state: _State, scope: _Scope, stdin: Segs | None,
@@ -667,7 +532,7 @@ class _Run:
         stdin = redirected if any(r.op.startswith("<") for r in node.redirects) else stdin
         if not node.words:
             return self.assignments(node, state, stdout, stderr), ()
-        words = [_expand(w, state.vars, True) for w in node.words]
+        words = [expand(w, state.vars, True) for w in node.words]
         name, args = words[0].value, words[1:]
         if name is None or _FILE in name:
             return self.external(node, state, stdout, stderr), None
@@ -700,7 +565,7 @@ class _Run:
         for assign in node.assigns:
             value = None
             if assign.value is not None:
-                value = _joined(_expand(assign.value, values, False).segs)
+                value = joined(expand(assign.value, values, False).segs)
                 if any(isinstance(p, sh.Opaque) for p in assign.value.parts):
                     status = None  # `x=$(cmd)`: the status of cmd
             if value is None:
@@ -721,7 +586,7 @@ class _Run:
         return _status(None, _unreadable_write(state) if touches else state)
 
     def builtin(
-        self, name: str, node: sh.Simple, args: list[_Expanded], state: _State, scope: _Scope,
+        self, name: str, node: sh.Simple, args: list[Expanded], state: _State, scope: _Scope,
         stdout: str, stderr: str,
     ) -> tuple[Flow, Segs | None]:
         values = [a.value for a in args]
@@ -734,15 +599,15 @@ class _Run:
                 if values[-1:] != ["]"]:
                     return (None, state), ()  # `[` without `]` fails
                 values, args = values[:-1], args[:-1]
-            decided = _single_bracket(values) if all(a.single for a in args) else None
+            decided = single_bracket(values) if all(a.single for a in args) else None
             return _status(decided, state), ()
         if name == "exit":
-            code = _int(values[0]) if values else None
+            code = int_value(values[0]) if values else None
             if not values or code is None or code % 256 == 0:
                 scope.exits.append(state)  # a failing exit: the step fails, the way is dropped
             return (None, None), None
         if name == "return" and scope.returns is not None:
-            code = _int(values[0]) if values else None
+            code = int_value(values[0]) if values else None
             scope.returns.append(_status(None if code is None else code % 256 == 0, state))
             return (None, None), None
         if name in ("break", "continue") and scope.breaks is not None \
@@ -778,8 +643,8 @@ class _Run:
                 options = True
             elif split is not None:
                 key, value_word = split
-                value = None if options or value_word is None else _joined(
-                    _expand(value_word, values, False).segs)
+                value = None if options or value_word is None else joined(
+                    expand(value_word, values, False).segs)
                 if value is None:
                     values.pop(key, None)
                 else:
@@ -796,7 +661,7 @@ class _Run:
             return state
         return replace(state, vars={**state.vars, **dict.fromkeys(names, "")})
 
-    def tee(self, node: sh.Simple, args: list[_Expanded], state: _State,
+    def tee(self, node: sh.Simple, args: list[Expanded], state: _State,
             stdin: Segs | None) -> _State:
         append = any(a.value in ("-a", "--append") for a in args)
         for arg, word in zip(args, node.words[1:], strict=True):
@@ -811,17 +676,13 @@ class _Run:
             raise _TooCostlyError
         flows: list[Flow] = []
         for body in self.functions[name]:
-            inner = replace(scope, breaks=None, continues=None, returns=[], calls=scope.calls + 1)
+            inner = _Scope(scope.exits, None, None, [], scope.stdout, scope.stderr, scope.calls + 1)
             flows.append(self.command(body, state, inner))
             flows.extend(inner.returns or [])
         return _merge_flows(flows)
 
 
-def _int(text: str | None) -> int | None:
-    return int(text) if text is not None and len(text) < 19 and _INT.fullmatch(text) else None
-
-
-def _echo(args: list[_Expanded]) -> Segs | None:
+def _echo(args: list[Expanded]) -> Segs | None:
     newline, escapes = True, False
     k = 0
     while k < len(args) and args[k].value is not None and _ECHO_FLAGS.fullmatch(args[k].value or ""):
@@ -839,7 +700,7 @@ def _echo(args: list[_Expanded]) -> Segs | None:
     return (*segs, "\n") if newline else tuple(segs)
 
 
-def _printf(args: list[_Expanded]) -> Segs | None:
+def _printf(args: list[Expanded]) -> Segs | None:
     """What `printf FORMAT ARGS` prints, for `%s`, `%b`, `%%` and `\\n`-style escapes; None
     for anything else."""
     fmt = args[0].value if args else None
