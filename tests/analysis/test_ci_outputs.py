@@ -283,6 +283,7 @@ fi
     ('[ \\( a = a \\) ]', True),
     ('[ ]', False),
     ('[ a = a', False),  # no `]`: an error
+    ('[ a = a "$UNSET"', None),  # the last word may be `]`
     ('[ -d /tmp ]', None),
     ('[ "$UNSET" = a ]', None),
     ('[ $TWO = a ]', None),  # splits into an unknown number of words
@@ -616,7 +617,8 @@ _PIECES = st.sampled_from([
     "echo ", "printf ", "'%s\\n' ", "%s", "%b", "\\n", ">>", ">", "$GITHUB_OUTPUT", "<<EOF\n",
     "EOF", "<<", "name<<EOF", "case ", " in ", ")", "(", ";;", "esac", "for ", "do ", "done",
     "while ", "{ ", " }", "f() ", "return ", "exit ", "break", "$(", "`", "\\", "#", "*",
-    "tee -a ", "cat ", "export ", "X=", "$X", "2>&1", "&", "!", "((", "))", "-eq", "-a",
+    "tee -a ", "cat ", "export ", "X=", "$X", "2>&1", "&", "!", "((", "))", "-eq", "-a", "1",
+    "2", "<<-", "<<<", "<(", "${", "}", "~", "exec ", "trap ", "eval ", "read ", "unset ",
 ])
 
 

@@ -129,6 +129,11 @@ def test_heredocs() -> None:
     assert unclosed[0].body == (Lit("never closed\n", True),)
     at_end = [t for t in tokenize("cat <<EOF") if isinstance(t, Op)]
     assert at_end[0].body == ()
+    digits = tokenize("cat <<1>x\nbody\n1\n")  # the delimiter `1` is not a descriptor
+    assert [t.text if isinstance(t, Op) else t.raw for t in digits] == [
+        "cat", "<<", "1", ">", "x", "\n"]
+    assert isinstance(digits[1], Op) and digits[1].body == (Lit("body\n", True),)
+    assert not isinstance(digits[3], Op) or digits[3].fd is None
 
 
 def test_compound_commands() -> None:
@@ -228,7 +233,7 @@ def test_what_cannot_be_read_is_a_script_error(script: str, message: str, line: 
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from([*"ab $'\"`\\(){}[]<>|&;#\n~=!*\t-", MARK]),
+@given(st.text(alphabet=st.sampled_from([*"ab1 $'\"`\\(){}[]<>|&;#\n~=!*\t-", MARK]),
                max_size=80))
 def test_reading_never_raises_anything_but_a_script_error(text: str) -> None:
     with contextlib.suppress(ScriptError):

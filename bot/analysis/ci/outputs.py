@@ -444,8 +444,7 @@ class _Run:
         for _ in range(MAX_PASSES):
             run, leave = self.loop_test(node, top, inner)
             end = _both(self.seq(node.body, run, inner)) if run is not None else None
-            settled = _merge(top, end, *(inner.continues or ()))
-            assert settled is not None
+            settled = _merge(top, end, *(inner.continues or ())) or top
             if settled == top:
                 after = _merge(leave, *(inner.breaks or ()))
                 return (after, after) if after is not None else (None, None)
@@ -596,15 +595,15 @@ class _Run:
             return (None, state), ()
         if name in ("[", "test"):
             if name == "[":
-                if values[-1:] != ["]"]:
-                    return (None, state), ()  # `[` without `]` fails
+                if values[-1:] != ["]"]:  # `[` without `]` fails, if it is known not to be one
+                    return _status(None if values[-1:] == [None] else False, state), ()
                 values, args = values[:-1], args[:-1]
             decided = single_bracket(values) if all(a.single for a in args) else None
             return _status(decided, state), ()
         if name == "exit":
             code = int_value(values[0]) if values else None
             if not values or code is None or code % 256 == 0:
-                scope.exits.append(state)  # a failing exit: the step fails, the way is dropped
+                scope.exits.append(state)  # the way ends here; one that fails is dropped
             return (None, None), None
         if name == "return" and scope.returns is not None:
             code = int_value(values[0]) if values else None

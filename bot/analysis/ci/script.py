@@ -269,8 +269,8 @@ class _Lexer:
     def tokens(self) -> list[Token]:
         text, n = self.text, len(self.text)
         out: list[Token] = []
-        heredocs: list[tuple[int, bool]] = []  # (index of the `<<` token, strip tabs)
-        expect_delimiter: bool | None = None  # after `<<`: whether it strips tabs
+        heredocs: list[tuple[int, Op, Word]] = []  # each `<<` of the line: where, its delimiter
+        opened: Op | None = None  # a `<<` waiting for its delimiter
         i = 0
         while i < n:
             c = text[i]
@@ -285,35 +285,36 @@ class _Lexer:
                 out.append(Op("\n", i))
                 i = self.heredoc_bodies(out, heredocs, i + 1)
                 heredocs = []
-                expect_delimiter = None
+                opened = None
             elif c in ";&|()<>" and not (c in "<>" and text.startswith("(", i + 1)):
                 op = next(o for o in _OPERATORS if text.startswith(o, i))
                 fd = None
                 last = out[-1] if out else None
                 if op[0] in "<>" and isinstance(last, Word) and _FD.fullmatch(last.raw) and \
-                        last.start + len(last.raw) == i:
+                        last.start + len(last.raw) == i and \
+                        not (heredocs and heredocs[-1][2] is last):  # `<<1>x`: a delimiter
                     out.pop()
                     fd = int(last.raw)
-                out.append(Op(op, i, fd))
-                expect_delimiter = (op == "<<-") if op in ("<<", "<<-") else None
+                token = Op(op, i, fd)
+                out.append(token)
+                opened = token if op in ("<<", "<<-") else None
                 i += len(op)
             else:
                 word, i = self.word(i)
-                if expect_delimiter is not None:
-                    heredocs.append((len(out) - 1, expect_delimiter))
-                    expect_delimiter = None
+                if opened is not None:
+                    heredocs.append((len(out) - 1, opened, word))
+                    opened = None
                 out.append(word)
         if heredocs:
             self.heredoc_bodies(out, heredocs, n)
         return out
 
-    def heredoc_bodies(self, out: list[Token], heredocs: list[tuple[int, bool]], i: int) -> int:
+    def heredoc_bodies(self, out: list[Token], heredocs: list[tuple[int, Op, Word]],
+                       i: int) -> int:
         """Read the bodies of the heredocs opened on the line just ended; the offset after."""
         text = self.text
-        for index, strip in heredocs:
-            op = out[index]
-            word = out[index + 1]
-            assert isinstance(op, Op) and isinstance(word, Word)
+        for index, op, word in heredocs:
+            strip = op.text == "<<-"
             delimiter = "".join(p.text for p in word.parts if isinstance(p, Lit))
             quoted = any(not isinstance(p, Lit) or p.quoted for p in word.parts)
             lines: list[str] = []
