@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from config.globs import glob_problem
+
 Backend = Literal["cpu", "cuda", "rocm"]
 
 
@@ -19,6 +21,15 @@ class Model(BaseModel):
     # defer_build: a model's validator is built when a configuration file is first
     # validated, not when this module is imported
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+def _globs(value: list[str]) -> list[str]:
+    """A list of globs, each valid (:mod:`config.globs`): an invalid one fails its key."""
+    for pattern in value:
+        problem = glob_problem(pattern)
+        if problem is not None:
+            raise ValueError(f"{pattern!r} is not a valid glob: {problem}")
+    return value
 
 
 class Suite(Model):
@@ -37,6 +48,8 @@ class PinGroupConfig(Model):
     workflows: list[str] = Field(default_factory=list)
     requirements: list[str] = Field(default_factory=list)
 
+    _globs = field_validator("dockerfiles", "workflows", "requirements")(_globs)
+
 
 class PinsConfig(Model):
     """Dependency-pin checking: explicit groups (empty: inferred), ignored packages."""
@@ -44,6 +57,8 @@ class PinsConfig(Model):
     groups: dict[str, PinGroupConfig] = Field(default_factory=dict)
     ignore: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
+
+    _globs = field_validator("exclude")(_globs)
 
 
 class LaunchConfig(Model):
@@ -115,6 +130,8 @@ class RepoConfig(Model):
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
     dispatch: DispatchConfig = Field(default_factory=DispatchConfig)
     max_file_bytes: int = Field(ge=1024, le=64 * 1024 * 1024)
+
+    _globs = field_validator("tests", "exclude", "harness", "environment")(_globs)
 
     @field_validator("markers")
     @classmethod

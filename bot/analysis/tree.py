@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import IO, Protocol, runtime_checkable
+
+from config.globs import glob_matcher
 
 
 class TreeError(Exception):
@@ -38,50 +38,11 @@ class Tree(Protocol):
         """The file's size in bytes, or None when there is no such file."""
 
 
-@lru_cache(maxsize=256)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a repository glob to a regular expression.
-
-    ``**/`` matches any number of folders (including none), ``*`` and ``?`` stay within one
-    path segment, ``[...]`` is a character class. The result has no nested quantifiers, so
-    matching is linear in the path's length.
-    """
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]*/)*")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            end = pattern.find("]", i + 2)
-            if end == -1:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = pattern[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
 def match(pattern: str, path: str) -> bool:
-    """Whether a repository path matches a glob."""
-    return glob_regex(pattern).match(path) is not None
+    """Whether a repository path matches a glob (:mod:`config.globs`: ``**/`` spans folders,
+    ``*`` and ``?`` stay within one segment, ``[...]`` is a class). Never raises: an invalid
+    glob (``[z-a]``) matches only the path spelled as it is."""
+    return glob_matcher(pattern)(path) is not None
 
 
 def git_blob_id(data: bytes) -> str:
@@ -274,8 +235,8 @@ class GitTree:
                 yield p, data
 
     def list(self, pattern: str) -> list[str]:
-        regex = glob_regex(pattern)
-        return sorted(p for p in self._files if regex.match(p))
+        matches = glob_matcher(pattern)
+        return sorted(p for p in self._files if matches(p) is not None)
 
     def blob_id(self, path: str) -> str | None:
         entry = self._files.get(path)
@@ -331,8 +292,8 @@ class FolderTree:
         return None if full is None else full.read_bytes()
 
     def list(self, pattern: str) -> list[str]:
-        regex = glob_regex(pattern)
-        return [p for p in self._all if regex.match(p)]
+        matches = glob_matcher(pattern)
+        return [p for p in self._all if matches(p)]
 
     def blob_id(self, path: str) -> str | None:
         if path not in self._ids:

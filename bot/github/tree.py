@@ -11,8 +11,9 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable
 
-from bot.analysis.tree import git_blob_id, glob_regex
+from bot.analysis.tree import git_blob_id
 from bot.github.port import Batch, BlobRequest, ChangedFile, GitHubPort
+from config.globs import glob_matcher
 
 
 class GitHubTree:
@@ -101,8 +102,8 @@ class GitHubTree:
         return self._data.get(path)
 
     def list(self, pattern: str) -> list[str]:
-        regex = glob_regex(pattern)
-        return sorted(p for p in self._files if regex.match(p))
+        matches = glob_matcher(pattern)
+        return sorted(p for p in self._files if matches(p) is not None)
 
     def blob_id(self, path: str) -> str | None:
         entry = self._files.get(path)
@@ -155,6 +156,6 @@ def likely_reads(
     for path in sorted(files):
         if posixpath.dirname(path) in folders and path.endswith(".py") and not is_test(path):
             out[path] = None
-    models = glob_regex(re.sub(r"\{[^}]*\}", "*", model_script))
-    out.update(dict.fromkeys(p for p in sorted(files) if models.match(p)))
+    models = glob_matcher(re.sub(r"\{[^}]*\}", "*", model_script))
+    out.update(dict.fromkeys(p for p in sorted(files) if models(p) is not None))
     return list(out)[:limit]

@@ -33,6 +33,8 @@ from tests.gitrepo import GitRepo
         ("a/[bc", "a/[bc", True),
         ("**", "a/b/c", True),
         (".github/workflows/*rocm*.yml", ".github/workflows/_run-ci-rocm.yml", True),
+        ("test/[z-a]*.py", "test/a.py", False),  # invalid: only the path spelled as the glob
+        ("test/[z-a]*.py", "test/[z-a]*.py", True),
     ],
 )
 def test_glob_matches_like_a_repository_glob(pattern: str, path: str, expected: bool) -> None:
