@@ -102,7 +102,7 @@ def _trigger_details(node: yaml.Node | None) -> tuple[Trigger, ...]:
     for event in sorted(_triggers(node)):
         spec = _mapping(_mapping(node).get(event))
         inputs = tuple(
-            (name, _text(_mapping(value).get("default")))
+            (name, _text(_mapping(value).get("default")), _text(_mapping(value).get("type")))
             for name, value in _mapping(spec.get("inputs")).items()
         )
         out.append(Trigger(

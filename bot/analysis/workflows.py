@@ -71,7 +71,7 @@ class Trigger:
     paths: tuple[str, ...] | None = None
     paths_ignore: tuple[str, ...] | None = None
     types: tuple[str, ...] | None = None
-    inputs: tuple[tuple[str, str | None], ...] = ()
+    inputs: tuple[tuple[str, str | None, str | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -246,7 +246,7 @@ def test_sglang_stage_b_does_not_run_for_a_pull_request_that_changes_neither_pac
 
 def test_sglang_stage_b_is_undecided_while_the_changed_packages_are_not_known() -> None:
     decision = condition(SGLANG, _changes(SCRIPT, Unknown(why="the kernel changes")), job=True)
-    assert decision == Decision(None, ("set by a script",))
+    assert decision == Decision(None, (), "set by a script")
 
 
 def test_sglang_stage_b_runs_when_dispatched_for_its_stage() -> None:
@@ -269,7 +269,7 @@ def test_a_label_gated_job_runs_only_when_the_pull_request_has_the_label() -> No
     assert condition(gate, unlabelled, job=True) == Decision(False)
     assert condition(gate, _event("push", event={}), job=True) == Decision(False)
     unknown = _event("pull_request", event={"pull_request": {"labels": LABEL}})
-    assert condition(gate, unknown, job=True) == Decision(None, ("a label added later",))
+    assert condition(gate, unknown, job=True) == Decision(None, (), "a label added later")
 
 
 def test_an_if_without_a_status_function_runs_only_after_success() -> None:
@@ -292,7 +292,7 @@ def test_text_around_an_expression_makes_the_if_a_string_that_is_true_unless_emp
     assert condition("${{ false }} && true", CONTEXT, job=True) == Decision(True, (note,))
     assert condition("x ${{ needs.changes.outputs.x }}", CONTEXT, job=False) == Decision(True, (note,))
     assert condition("${{ needs.changes.outputs.x }}${{ '' }}", CONTEXT, job=False) == Decision(
-        None, (note, "set by a script"))
+        None, (note,), "set by a script")
     assert condition("${{ always() }} ", Context(VALUES, {"success": False}), job=True).value is True
 
 
@@ -315,7 +315,7 @@ def test_an_if_reading_what_github_does_not_offer_there_is_undecided() -> None:
 
 def test_an_undecided_if_says_why_even_when_its_value_does_not() -> None:
     assert condition("vars.X", Context({"vars": UNKNOWN}, STATUS), job=True) == Decision(
-        None, ("it reads a value not known before the run",))
+        None, (), "it reads a value not known before the run")
     assert condition("matrix.f", CONTEXT, job=False) == Decision(False)
 
 

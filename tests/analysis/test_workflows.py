@@ -375,7 +375,7 @@ def test_what_the_ci_model_reads_triggers_needs_outputs_and_steps() -> None:
     assert pr.paths_ignore == ("docs/**",)
     assert pr.types == ("opened", "synchronize")
     call = parsed.trigger("workflow_call")
-    assert call is not None and call.inputs == (("run_all", "false"), ("ref", None))
+    assert call is not None and call.inputs == (("run_all", "false", "boolean"), ("ref", None, "string"))
     assert parsed.trigger("push") is None
     schedule = parsed.trigger("schedule")
     assert schedule is not None and schedule.paths is None

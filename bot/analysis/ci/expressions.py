@@ -9,7 +9,7 @@ import operator
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, NamedTuple, TypeAlias
 
 MAX_LENGTH = 21_000  # GitHub's own limits on an expression
@@ -78,10 +78,13 @@ class Context:
 
 @dataclass(frozen=True)
 class Decision:
-    """Whether an `if:` lets its job or step run (``None``: not known), and why not known."""
+    """Whether an `if:` lets its job or step run (``None``: not known); ``notes`` are what is
+    wrong with the `if:` itself (it does not parse, GitHub would reject it), ``why`` why a
+    sound one is not known (it reads a value known only at run time)."""
 
     value: bool | None
     notes: tuple[str, ...] = ()
+    why: str = ""
 
 
 class _Filtered(list[Value]):
@@ -221,8 +224,10 @@ def _unexpected(token: _Token) -> ExpressionError:
     return ExpressionError(f"unexpected {what}", token.position)
 
 
+@lru_cache(maxsize=8192)
 def parse(text: str) -> Node:
-    """The expression in ``text``, bare or wrapped in `${{ }}`."""
+    """The expression in ``text``, bare or wrapped in `${{ }}` (the same text is parsed once:
+    a workflow is evaluated for several events)."""
     return _parse(text, 0)
 
 
@@ -575,9 +580,10 @@ def condition(text: Scalar, context: Context, *, job: bool) -> Decision:
     if not any(n.op == "call" and n.value in STATUS_FUNCTIONS for n in nodes):
         node = Node("&&", (Node("call", (), "success"), node))
     value = evaluate(node, context)
+    why = ""
     if isinstance(value, Unknown) and value.truthy is None:
-        notes.append(value.why or "it reads a value not known before the run")
-    return Decision(truth(value), tuple(notes))
+        why = value.why or "it reads a value not known before the run"
+    return Decision(truth(value), tuple(notes), why)
 
 
 def interpolate(text: str, context: Context) -> str | Unknown:
