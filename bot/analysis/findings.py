@@ -235,6 +235,29 @@ class UnparsableFile:
     """
 
 
+@rule("REG005", "ci-undecided", Severity.INFO,
+      "A condition of the repository's CI could not be evaluated: the job's decision is unknown.")
+class CiUndecided:
+    """
+    ## What it does
+    Reports a workflow expression that does not parse (or names an unknown function), a
+    `dorny/paths-filter` filter set that is missing or malformed, a job that needs a job the
+    workflow does not have, and a suite registry (`test/run_suite.py`) that cannot be read,
+    with the file and line.
+
+    ## Why is this bad?
+    What the repository's own CI runs for a pull request is decided from these conditions; one
+    that cannot be evaluated leaves the decision unknown, so the tests it gates are selected
+    conservatively and `dispatch.mode: complement` dispatches as `targeted`.
+
+    ## Example
+    ```yaml
+    if: contains(github.event.pull_request.labels.*.name, 'run-ci'
+    ```
+    Use instead: close the call (GitHub rejects the workflow as well).
+    """
+
+
 @rule("CFG001", "invalid-config", Severity.ERROR,
       "`.github/rocmbot.yml` fails validation; the defaults are used for that key.")
 class InvalidConfig:

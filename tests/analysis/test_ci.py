@@ -168,7 +168,7 @@ def test_workflows_calling_each_other_in_a_cycle_end(tmp_path: Path) -> None:
              ".github/workflows/bad.yml": "on: [\n", EXTERNAL: FILES[EXTERNAL]}
     snap = Snapshot(FolderTree(_write(tmp_path, files)), defaults())
     index = ci_index(snap)
-    assert index.cadence("stage-c-8-gpu-mi355", nightly=False) == "per-pr"
+    assert index.cadence("stage-c-8-gpu-mi355", nightly=False).cadence == "per-pr"
     assert index.workflows[".github/workflows/self.yml"].events == frozenset()  # only calls itself
 
 
@@ -261,7 +261,7 @@ def test_a_suite_is_named_where_the_whole_word_pattern_finds_it() -> None:
     import itertools
     import re
 
-    from bot.analysis.ci.index import _named
+    from bot.analysis.ci.cadence import named as _named
 
     word = "stage-a-1"
     pieces = ["", " ", "x", ".", "-", "é", "\n", word, "stage-a-10", "_stage-a-1"]

@@ -24,7 +24,7 @@ RULE_ID = re.compile(r"[A-Z]{3}\d{3}")
 # Rules declared apart from the code that emits them: REG and CFG in `findings` (emitted by the
 # engine, the marker reader, the source reader and the dispatch), PAR019 with the evaluation of
 # the PAR rules (emitted for launches and servers, whose values it lists as not known).
-DECLARED_APART = frozenset({"REG001", "REG002", "REG003", "REG004", "CFG001", "CFG002", "PAR019"})
+DECLARED_APART = frozenset({"REG001", "REG002", "REG003", "REG004", "REG005", "CFG001", "CFG002", "PAR019"})
 
 
 @dataclass

@@ -19,22 +19,26 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
+from bot.analysis.ci.cadence import CiModel, SuiteCadence, named
+from bot.analysis.ci.model import Event
+from bot.analysis.ci.registry import SuiteRegistry, find_registry
 from bot.analysis.dockerfile import parse_dockerfile
 from bot.analysis.pins import is_rocm_name
-from bot.analysis.report import Cadence
 from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.tree import match
-from bot.analysis.workflows import PR_EVENTS, Job, Workflow, job_events, parse_workflow
+from bot.analysis.workflows import PR_EVENTS, Job, Step, Workflow, job_events, parse_workflow
 
 _CALLED = "workflow_call"
 _DOCKERFILES = ["**/Dockerfile*", "**/*.dockerfile", "Dockerfile*", "*.dockerfile"]
 # a word of a job that may name a repository file or folder: `docker/amd_patch/*.patch`
 _WORD = re.compile(r"[\w.*?\[\]/-]+")
 _WORKSPACE = re.compile(r"\$\{\{\s*github\.workspace\s*\}\}/|\$\{?GITHUB_WORKSPACE\}?/")
-_NAME_CHAR = re.compile(r"[\w.-]")
+# `docker build -f X` / `docker buildx build --file X` (no -f: the Dockerfile of the context)
+_DOCKER_BUILD = re.compile(r"docker\s+(?:buildx\s+)?build\b([^\n]*)")
+_FILE_FLAG = re.compile(r"(?:^|\s)(?:-f|--file)[\s=]+[\"']?([^\s\"';|&]+)")
 _WHOLE = frozenset({"", ".", "./", "*", "**", "/", "..", "-"})
 
 
@@ -54,6 +58,10 @@ class CiIndex:
     workflows: dict[str, _Read]
     rocm_images: dict[str, tuple[str, ...]]  # ROCm Dockerfile -> the sources it copies
     environment_globs: tuple[str, ...]
+    model: CiModel
+    registry_problem: tuple[str, int | None, str] | None = None
+    read: Callable[[str], str | None] = lambda path: None
+    _built: frozenset[str] | None = None
     _suites: dict[str, frozenset[str] | None] = field(default_factory=dict)
 
     def events_naming(self, suite: str) -> frozenset[str] | None:
@@ -61,12 +69,12 @@ class CiIndex:
         if suite not in self._suites:
             found: set[str] | None = None
             for read in self.workflows.values():
-                if not _named(read.text, suite, 0, len(read.text)):
+                if not named(read.text, suite, 0, len(read.text)):
                     continue
                 found = found or set()
                 in_job = False
                 for job in read.workflow.jobs:
-                    if _named(read.text, suite, job.span[0], job.span[1]):
+                    if named(read.text, suite, job.span[0], job.span[1]):
                         found |= job_events(read.events, job.condition)
                         in_job = True
                 if not in_job:  # named outside the jobs (a workflow-level input or env)
@@ -74,16 +82,82 @@ class CiIndex:
             self._suites[suite] = None if found is None else frozenset(found)
         return self._suites[suite]
 
-    def cadence(self, suite: str, nightly: bool) -> Cadence:
-        """A marker's cadence from the workflows (the configured override aside)."""
+    def cadence(self, suite: str, nightly: bool, backend: str = "rocm") -> SuiteCadence:
+        """A marker's cadence from the workflows, evaluated (the configured override aside)."""
         if nightly:
-            return "nightly"
-        events = self.events_naming(suite)
-        if events is not None and events & PR_EVENTS:
-            return "per-pr"
-        if events is not None or suite.startswith("nightly-"):
-            return "nightly"
-        return "external"
+            return SuiteCadence("nightly", None, (), "the marker says `nightly=True`")
+        found = self.model.cadence(suite, backend)
+        if found.cadence == "external" and suite.startswith("nightly-"):
+            return SuiteCadence("nightly", None, (), "a `nightly-` suite")
+        return found
+
+    def warm(self) -> None:
+        """Evaluate the workflows for the events every cadence asks about (before a fork,
+        so that the processes share the work)."""
+        self.model.warm()
+
+    def problems(self) -> list[tuple[str, int | None, str]]:
+        """What of the CI could not be evaluated (REG005): (file, line, message)."""
+        self.warm()
+        out: dict[tuple[str, int | None, str], None] = {}
+        for sim in list(self.model._sims.values()):
+            for note in sim.notes:
+                out[(note.path, note.line, note.message)] = None
+        if self.registry_problem is not None:
+            path, line, message = self.registry_problem
+            out[(path, line, message)] = None
+        return list(out)
+
+    def runs_for_pull_requests(self, path: str, job: Job) -> bool:
+        """Whether a job may run for a pull request (carrying any label its CI tests for)."""
+        run = self.model.simulate(Event(labels=self.model.labels)).runs.get((path, job.id))
+        return run is not None and run.runs is not False
+
+    def built_for_pull_requests(self) -> frozenset[str]:
+        """The Dockerfiles a job that runs for pull requests builds (`docker build -f X`,
+        `docker/build-push-action` with `file: X`, in a step or a script it runs)."""
+        if self._built is None:
+            built: set[str] = set()
+            for path, read in self.workflows.items():
+                for job in read.workflow.jobs:
+                    if not self.runs_for_pull_requests(path, job):
+                        continue
+                    for step in job.steps:
+                        built.update(self._builds(step))
+            self._built = frozenset(built)
+        return self._built
+
+    def _builds(self, step: Step) -> set[str]:
+        out: set[str] = set()
+        if (step.uses or "").lower().startswith("docker/build-push-action"):
+            out.add(posixpath.normpath(step.param("file") or "Dockerfile"))
+        texts = [step.run or ""]
+        texts.extend(t for ref in step.scripts for c in ref.candidates
+                     if (t := self.read(c)) is not None)
+        for text in texts:
+            for command in _DOCKER_BUILD.finditer(text):
+                flag = _FILE_FLAG.search(command.group(1))
+                out.add(posixpath.normpath(flag.group(1) if flag else "Dockerfile"))
+        return out
+
+    def unreached_images(self, changed: Collection[str]) -> dict[str, str]:
+        """The changed ROCm Dockerfiles that no per-PR job builds: the PR's jobs run a
+        prebuilt image, which the change reaches only when it is rebuilt; why, per file."""
+        built = self.built_for_pull_requests()
+        jobs = [job for path in self.rocm_workflows() for job in self.workflows[path].workflow.jobs
+                if job.calls is None and job.steps and self.runs_for_pull_requests(path, job)]
+        if not jobs or any(job.container is None for job in jobs):
+            return {}  # a job runs on the runner itself, or in what a script starts: not known
+        images = sorted({job.container for job in jobs if job.container and "${{" not in job.container})
+        shown = ", ".join(f"`{i}`" for i in images[:2]) if images else "a prebuilt image"
+        out: dict[str, str] = {}
+        for image in sorted(self.rocm_images):
+            if image in changed and image not in built and not any(
+                    posixpath.basename(b) == posixpath.basename(image) for b in built):
+                out[image] = (f"`{image}` changed; the PR's ROCm jobs run {shown}, which no job "
+                              "of this PR's CI builds, so the change reaches them only when that "
+                              "image is rebuilt")
+        return out
 
     def rocm_workflows(self) -> list[str]:
         """The ROCm workflows that run for pull requests."""
@@ -107,7 +181,7 @@ class CiIndex:
             if path in changed:
                 out.add(path)
             for job in read.workflow.jobs:
-                if job_events(read.events, job.condition) & PR_EVENTS:
+                if self.runs_for_pull_requests(path, job):
                     out.update(p for p in changed if _names(_words(read.text, job), p))
         for image, sources in self.rocm_images.items():
             if image in changed:
@@ -118,26 +192,21 @@ class CiIndex:
         return sorted(out)
 
 
-def _named(text: str, word: str, start: int, end: int) -> bool:
-    """Whether the word occurs whole in text[start:end], not as part of a longer name (no
-    word character, dot or dash right before or after it). A plain substring search: a
-    pattern that opens with a look-behind is tried at every position of every workflow."""
-    at = text.find(word, start, end)
-    while at != -1:
-        after = at + len(word)
-        if (at == 0 or not _NAME_CHAR.match(text, at - 1)) and \
-                (after >= end or not _NAME_CHAR.match(text, after)):
-            return True
-        at = text.find(word, at + 1, end)
-    return False
-
-
 def _words(text: str, job: Job) -> tuple[str, ...]:
+    """The words of a job that may name repository files: not the patterns of its path
+    filters (`!(*.md)` names no file the job reads), nor a glob without a folder."""
     region = _WORKSPACE.sub("", text[job.span[0]:job.span[1]])
+    for step in job.steps:
+        if (step.uses or "").lower().startswith("dorny/paths-filter"):
+            for line in (step.param("filters") or "").splitlines():
+                if line.strip():
+                    region = region.replace(line.strip(), " ")
     words = []
     for found in _WORD.findall(region):
         word = found.removeprefix("./")
         if word in _WHOLE or word.startswith(("/", "..")) or ("/" not in word and "." not in word):
+            continue
+        if "/" not in word and any(c in word for c in "*?[]"):
             continue
         words.append(word)
     return tuple(dict.fromkeys(words))
@@ -174,7 +243,21 @@ def _index(snapshot: Snapshot) -> CiIndex:
             sources = (posixpath.normpath(s) + ("/" if s.endswith("/") else "")
                        for c in parse_dockerfile(path, text).copies for s in c.sources)
             images[path] = tuple(s for s in sources if s not in _WHOLE and not s.startswith(".."))
-    return CiIndex(reads, images, globs)
+    model = CiModel({p: r.workflow for p, r in reads.items()}, {p: r.text for p, r in reads.items()},
+                    lambda path: _text_of(snapshot, path))
+    problem = None
+    found = find_registry(sorted(snapshot.matching(["**/run_suite.py"])), model.read)
+    if isinstance(found, SuiteRegistry):
+        model.registry = found
+    elif found is not None:
+        problem = (found.path, found.line, f"the suite registry `{found.path}` cannot be read: "
+                   f"{found.message}")
+    return CiIndex(reads, images, globs, model, problem, model.read)
+
+
+def _text_of(snapshot: Snapshot, path: str) -> str | None:
+    text = snapshot.sources.text(path)
+    return text if isinstance(text, str) else None
 
 
 def _events(reads: dict[str, _Read]) -> None:
