@@ -115,6 +115,7 @@ class DispatchConfig(_Model):
 
     workflow: str = ".github/workflows/rocm-targeted.yml"
     ref: str | None = None
+    mode: Literal["targeted", "complement"] = "targeted"
     auto: Literal["trusted", "off"] = "trusted"
     cancel_stale: bool = True
     cancel_on_close: bool = True
@@ -143,6 +144,7 @@ class RepoConfig(_Model):
     suites: dict[str, Suite] = field(default_factory=dict)
     harness: list[str] = field(default_factory=list)
     select_imports: bool = False
+    select_fanout: list[str] = field(default_factory=list)
     select_nightly: bool = False
     select_external: bool = False
     environment: list[str] = field(default_factory=lambda: ["**/Dockerfile.rocm"])

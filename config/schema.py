@@ -91,6 +91,7 @@ class DispatchConfig(Model):
 
     workflow: str = ".github/workflows/rocm-targeted.yml"
     ref: str | None = None
+    mode: Literal["targeted", "complement"] = "targeted"
     auto: Literal["trusted", "off"] = "trusted"
     cancel_stale: bool = True
     cancel_on_close: bool = True
@@ -123,6 +124,7 @@ class RepoConfig(Model):
     suites: dict[str, Suite]
     harness: list[str] = Field(default_factory=list)
     select_imports: bool = False
+    select_fanout: list[str] = Field(default_factory=list)
     select_nightly: bool
     select_external: bool = False
     environment: list[str]

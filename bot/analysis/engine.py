@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 
 from bot.analysis import launch, pins, pool
 from bot.analysis.ci import ci_index
+from bot.analysis.ci.cadence import NO_JOB, SuiteCadence
+from bot.analysis.ci.envelope import complement
 from bot.analysis.cienv import ci_environment
 from bot.analysis.findings import Finding, Severity, finding, fingerprints
 from bot.analysis.gcpause import paused
@@ -25,6 +27,7 @@ from bot.analysis.report import (
     Change,
     Report,
     Selected,
+    Skipped,
     Table,
     TestEntry,
     Tier,
@@ -77,6 +80,7 @@ class _Scope:
     direct: bool = False
     harness: list[str] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)  # every changed module it imports
+    launch: dict[str, str] = field(default_factory=dict)  # changed file -> how the launch runs it
     environment: list[str] = field(default_factory=list)
 
     @property
@@ -85,8 +89,22 @@ class _Scope:
             return "direct"
         if self.harness:
             return "harness"
+        if self.launch:
+            return "launch"
         if self.environment:
             return "environment"
+        return None
+
+    def trigger(self, path: str) -> str | None:
+        """The changed file that put the test in scope, for its tier."""
+        if self.direct:
+            return path
+        if self.harness:
+            return self.harness[0]
+        if self.launch:
+            return next(iter(self.launch))
+        if self.environment:
+            return self.environment[0]
         return None
 
 
@@ -103,7 +121,9 @@ def _describe(run: _Analysis, entry: TestEntry, marker: Marker, outcome: launch.
     test starts no launch the rules model)."""
     if marker.backend not in GPU_BACKENDS:
         return
-    entry.cadence = run.cadence(marker)
+    cadence = run.cadence(marker)
+    if cadence is not None:
+        entry.cadence, entry.gate, entry.cadence_why = cadence.cadence, cadence.gate, cadence.why
     state = outcome.state
     if state is not None:
         entry.launch = state
@@ -210,6 +230,12 @@ def _scope(run: _Analysis, path: str, markers: list[Marker]) -> _Scope:
         del loaded
     if any(m.backend == "rocm" for m in markers):  # the globs are in run.environment already
         scope.environment = sorted(p for p in changed if p in run.environment)
+        fanout = run.head.config.select_fanout
+        if fanout and not scope.direct:
+            for p in sorted(changed):
+                glob = next((g for g in fanout if match(g, p)), None)
+                if glob is not None:
+                    scope.launch.setdefault(p, f"`{p}` matches `select_fanout: {glob}`")
     return scope
 
 
@@ -292,6 +318,9 @@ def _classify(
             shown = ", ".join(f"`{p}`" for p in scope.harness[:3])
             more = f" and {len(scope.harness) - 3} more" if len(scope.harness) > 3 else ""
             reasons.append(f"imports {shown}{more}, which changed")
+        if scope.launch and not kinds:
+            kinds.append("affected")
+            reasons.append(next(iter(scope.launch.values())))
         if h.backend == "rocm" and scope.environment and not kinds:
             kinds.append("affected")
             shown = ", ".join(f"`{p}`" for p in scope.environment[:3])
@@ -299,6 +328,7 @@ def _classify(
         change = _first(kinds) if kinds else "unchanged"
         entry = _entry(h, config.suite_gpus(h.suite or ""), change, reasons)
         entry.tier = scope.tier
+        entry.trigger = scope.trigger(path)
         _describe(run, entry, h, outcome)
         entries.append(entry)
         launch_findings.extend(outcome.findings)
@@ -311,9 +341,10 @@ def _classify(
     return entries
 
 
-def _select(run: _Analysis, entries: list[TestEntry]) -> list[Selected]:
-    """The ROCm runs for a PR: tests of per-PR suites (nightly and external ones only when
-    the configuration selects them)."""
+def _select(run: _Analysis, entries: list[TestEntry]) -> tuple[list[Selected], list[Skipped]]:
+    """The ROCm runs for a PR: the affected tests of per-PR suites (nightly and external
+    ones only when the configuration selects them), and the affected ones left out, each
+    with why."""
     config = run.head.config
     wanted: set[Cadence | None] = {"per-pr"}
     if config.select_nightly:
@@ -321,16 +352,20 @@ def _select(run: _Analysis, entries: list[TestEntry]) -> list[Selected]:
     if config.select_external:
         wanted.add("external")
     out: list[Selected] = []
+    skipped: list[Skipped] = []
     for e in entries:
         if e.backend != "rocm" or e.disabled is not None or e.suite is None or e.tier is None:
             continue
-        if e.change not in SELECTABLE or e.cadence not in wanted:
+        if e.change not in SELECTABLE:
             continue
+        reason = e.reasons[0] if e.reasons else ""
         suite = config.suites.get(e.suite)
-        if suite is not None and not suite.per_pr:
+        if e.cadence not in wanted or (suite is not None and not suite.per_pr):
+            why = str(e.cadence) if e.cadence in ("on-label", "nightly", "external") else "not per-PR"
+            skipped.append(Skipped(e.path, e.suite, why, e.trigger, reason, gate=e.gate))
             continue
-        out.append(Selected(e.path, e.suite, e.est_time, e.tier, e.gpus))
-    return out
+        out.append(Selected(e.path, e.suite, e.est_time, e.tier, e.gpus, e.trigger, reason))
+    return out, skipped
 
 
 class _Analysis:
@@ -348,30 +383,27 @@ class _Analysis:
         # the same at the base
         self.same_at_base: dict[str, list[Finding]] = {}
 
-    def suite_is_run(self, suite: str) -> bool:
-        """Whether the config lists the suite or a workflow names it (as a whole word)."""
-        if suite in self.head.config.suites:
-            return True
-        return ci_index(self.head).events_naming(suite) is not None
-
-    def cadence(self, marker: Marker) -> Cadence | None:
+    def cadence(self, marker: Marker) -> SuiteCadence | None:
         """Which CI runs a marker's test: the configured cadence of its suite, else what
         the workflows say (null for a marker without a suite)."""
         if marker.suite is None:
             return None
         suite = self.head.config.suites.get(marker.suite)
         if suite is not None and suite.cadence is not None:
-            return suite.cadence
-        return ci_index(self.head).cadence(marker.suite, marker.nightly)
+            return SuiteCadence(suite.cadence, None, (), "`.github/rocmbot.yml` says so")
+        return ci_index(self.head).cadence(marker.suite, marker.nightly, marker.backend)
 
     def marker_findings(self, marker: Marker) -> list[Finding]:
         out: list[Finding] = []
         if marker.suite is None:
             return out
-        if not self.suite_is_run(marker.suite):
+        cadence = ci_index(self.head).model.cadence(marker.suite, marker.backend)
+        if marker.suite not in self.head.config.suites and cadence.cadence == "external":
             out.append(finding(
                 "REG001", marker.path, marker.line,
-                f"No workflow of this repository runs suite `{marker.suite}`; if another "
+                f"No workflow of this repository runs suite `{marker.suite}`"
+                + (f" on {marker.backend} ({cadence.why})" if cadence.why != NO_JOB else "")
+                + "; if another "
                 "repository's CI runs it, list it under `suites:` with `cadence: external` "
                 "to silence this.",
                 fix=f"`suites: {{{marker.suite}: {{cadence: external}}}}` in "
@@ -415,6 +447,7 @@ def analyze(
     loaded: LoadedConfig | None = None,
     changed: Collection[str] | None = None,
     full: bool = True,
+    labels: Collection[str] | None = None,
 ) -> Report:
     """What a PR from ``base`` to ``head`` changes; the policy is read from ``base``.
 
@@ -423,11 +456,12 @@ def analyze(
     unchanged tests, which it cannot affect, are neither read nor listed.
     """
     with paused():  # the snapshots are gone before the collector resumes
-        return _analyze_trees(base, head, loaded, changed, full)
+        return _analyze_trees(base, head, loaded, changed, full, labels)
 
 
 def _analyze_trees(base: Tree, head: Tree, loaded: LoadedConfig | None,
-                   changed: Collection[str] | None, full: bool) -> Report:
+                   changed: Collection[str] | None, full: bool,
+                   labels: Collection[str] | None) -> Report:
     loaded = loaded or read_config(base)
     # two revisions of one git repository: what the change did not touch is read once
     shared = Shared() if isinstance(base, GitTree) and isinstance(head, GitTree) and \
@@ -435,14 +469,14 @@ def _analyze_trees(base: Tree, head: Tree, loaded: LoadedConfig | None,
     head_snap = Snapshot(head, loaded.config, shared)
     base_snap = Snapshot(base, loaded.config, shared)
     try:
-        return _analyze(head_snap, base_snap, loaded, changed, full)
+        return _analyze(head_snap, base_snap, loaded, changed, full, labels)
     finally:
         head_snap.release()
         base_snap.release()
 
 
 def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
-             changed: Collection[str] | None, full: bool) -> Report:
+             changed: Collection[str] | None, full: bool, labels: Collection[str] | None) -> Report:
     base, head = base_snap.tree, head_snap.tree
     changes = set(changed) if changed is not None else changed_paths(base, head)
     if not full and not _reaches_other_tests(head_snap, changes):
@@ -454,6 +488,8 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
     # workflows count by the events they run on (ci_index), whatever their pin group
     run.environment = {p for p in pin.environment if not p.startswith(".github/")}
     run.environment.update(ci_index(head_snap).environment(changes))
+    unreached = ci_index(head_snap).unreached_images(changes)
+    run.environment -= set(unreached)
     entries: list[TestEntry] = []
     reported: list[str] = []  # the test files whose findings are in the report
     head_snap.sources.prefetch(head_snap.test_paths())
@@ -479,23 +515,31 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
         base_snap.sources.release(path)
     run.findings.extend(config_findings(loaded))
     run.findings.extend(pin.findings)
+    ci_changed = any(p.startswith(".github/workflows/") or p.endswith("run_suite.py") for p in changes)
+    if ci_changed:
+        run.findings.extend(ci_problems(head_snap))
     findings = _dedupe(run.findings)
     at_base = _base_findings(base_snap, loaded, reported, changes if pin.findings else None,
-                             run.same_at_base)
-    return Report(
+                             run.same_at_base, ci_changed)
+    selected, skipped = _select(run, entries)
+    report = Report(
         mode="analyze",
         base=base.rev,
         head=head.rev,
         tests=entries,
-        selected=_select(run, entries),
+        selected=selected,
         findings=_judge(findings, at_base),
         tables=[*run.tables, *pin.tables],
         config_path=loaded.path,
+        skipped=skipped,
+        unreached=unreached,
     )
+    complement(report, ci_index(head_snap), head_snap.config.dispatch.mode, entries, changes, labels)
+    return report
 
 
 def _base_findings(base: Snapshot, loaded: LoadedConfig, tests: list[str], pins_of: set[str] | None,
-                   same: dict[str, list[Finding]]) -> list[Finding]:
+                   same: dict[str, list[Finding]], ci: bool = False) -> list[Finding]:
     """What the base reports about what the head reports: the given test files' findings
     (markers, launches, harnesses), and, when the head has pin findings (``pins_of`` is the
     change), the base's pin findings anchored as the head's are, at the first place the
@@ -517,6 +561,8 @@ def _base_findings(base: Snapshot, loaded: LoadedConfig, tests: list[str], pins_
     run.findings.extend(config_findings(loaded))
     if pins_of is not None:
         run.findings.extend(pins.analyze_pins(base, pins_of).findings)
+    if ci:
+        run.findings.extend(ci_problems(base))
     return _dedupe(run.findings)
 
 
@@ -596,7 +642,7 @@ def _audit(snap: Snapshot, loaded: LoadedConfig, jobs: int) -> Report:
     if processes > 1:
         # what every process reads, worked out once here before the fork: the workflows
         # (which suites run, when) and the CI environment of the launches
-        ci_index(snap)
+        ci_index(snap).warm()
         if snap.config.launch.enabled:
             ci_environment(snap)
     # processes take the files a few at a time (their cost is uneven); this one checks the
@@ -613,7 +659,7 @@ def _audit(snap: Snapshot, loaded: LoadedConfig, jobs: int) -> Report:
         tests=[e for part in parts for e in part.entries],
         selected=[],
         findings=_dedupe([*(f for part in parts for f in part.findings), *config_findings(loaded),
-                          *pin.findings]),
+                          *pin.findings, *ci_problems(snap)]),
         tables=[*(t for part in parts for t in part.tables), *pin.tables],
         config_path=loaded.path,
     )
@@ -637,6 +683,11 @@ def _audit_files(snap: Snapshot, paths: list[str]) -> _Part:
             run.tables_for(m, outcome)
         snap.sources.release(path)
     return _Part(entries, run.findings, run.tables)
+
+
+def ci_problems(snap: Snapshot) -> list[Finding]:
+    """REG005 for each condition of the repository's CI that could not be evaluated."""
+    return [finding("REG005", path, line, message) for path, line, message in ci_index(snap).problems()]
 
 
 def _harness_problems(run: _Analysis, path: str) -> list[Finding]:

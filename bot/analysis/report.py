@@ -19,12 +19,12 @@ CHANGES: tuple[Change, ...] = (
     "parallelism", "modified", "affected", "unchanged",
 )
 SELECTABLE: frozenset[str] = frozenset({"added", "enabled", "suite", "parallelism", "modified", "affected"})
-Tier = Literal["direct", "harness", "environment"]
+Tier = Literal["direct", "harness", "launch", "environment"]
 # How much of a GPU marker's launch was checked (see LaunchState in bot.analysis.launch)
 Launch = Literal["checked", "partial", "unchecked", "none"]
-# Which CI runs a suite: a workflow run for pull requests, scheduled (nightly) runs, or
-# nothing of this repository
-Cadence = Literal["per-pr", "nightly", "external"]
+# Which CI runs a suite: a workflow run for pull requests, one run for pull requests that
+# carry a label (`gate`), scheduled (nightly) runs, or nothing of this repository
+Cadence = Literal["per-pr", "on-label", "nightly", "external"]
 
 
 @dataclass(slots=True)
@@ -47,6 +47,9 @@ class TestEntry:
     nightly: bool = False  # run by the nightly CI only (`nightly=True`, or a `nightly-` suite)
     launch: Launch | None = None  # GPU markers at the head; null for CPU ones
     cadence: Cadence | None = None  # GPU markers; null for CPU ones
+    gate: str | None = None  # the label an `on-label` cadence needs
+    trigger: str | None = None  # the changed file that put the test in scope
+    cadence_why: str = ""  # what in the repository's CI gave the cadence
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -60,6 +63,7 @@ class TestEntry:
             "reasons": list(self.reasons),
             "launch": self.launch,
             "cadence": self.cadence,
+            "gate": self.gate,
         }
 
 
@@ -72,16 +76,53 @@ class Selected:
     est_time: float | None
     tier: Tier
     gpus: int | None = None
+    trigger: str | None = None  # the changed file that caused it
+    reason: str = ""  # one sentence: why it runs
 
     def as_json(self) -> dict[str, object]:
         return {"path": self.path, "suite": self.suite, "est_time": _number(self.est_time),
-                "tier": self.tier}
+                "tier": self.tier, "trigger": self.trigger, "reason": self.reason}
 
     @property
     def gpu_minutes(self) -> float | None:
         if self.est_time is None or self.gpus is None:
             return None
         return self.est_time / 60 * self.gpus
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """An affected ROCm test rocmbot does not dispatch, and why: `repo-ci` (the repository's
+    own CI runs it for this PR: ``job``), `on-label` (its CI runs it with the label
+    ``gate``), `nightly` or `external` (no CI of this repository runs it for PRs)."""
+
+    path: str
+    suite: str
+    why: str
+    trigger: str | None = None
+    reason: str = ""
+    job: str | None = None
+    gate: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {"path": self.path, "suite": self.suite, "why": self.why, "job": self.job,
+                "gate": self.gate, "trigger": self.trigger, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class RepoCi:
+    """What the repository's own CI runs on AMD for the PR: ``runs`` tests for sure,
+    ``unknown`` perhaps (a condition it could not decide), ``affected`` of them in the
+    affected set; ``labels`` the labels assumed on the PR."""
+
+    runs: int
+    unknown: int
+    affected: int
+    labels: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, object]:
+        return {"runs": self.runs, "unknown": self.unknown, "affected": self.affected,
+                "labels": list(self.labels)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +147,14 @@ class Report:
     findings: list[Finding]
     tables: list[Table] = field(default_factory=list)
     config_path: str | None = None
+    skipped: list[Skipped] = field(default_factory=list)
+    dispatch_mode: str | None = None  # `targeted` or `complement` (analyze only)
+    dispatch_reason: str = ""
+    repo_ci: RepoCi | None = None
+    # changed files that select no test, though they look like the environment: why, per file
+    unreached: dict[str, str] = field(default_factory=dict)
+    # per (test path, suite): whether the repository's CI runs it for this PR, and which job
+    ci_runs: dict[tuple[str, str], tuple[bool | None, str]] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Finding]:
@@ -143,13 +192,26 @@ class Report:
         if self.mode == "analyze":
             out["base"] = self.base
         out["head"] = self.head
-        out["tests"] = [t.as_json() for t in self.tests]
+        tests = []
+        for t in self.tests:
+            item = t.as_json()
+            ran = self.ci_runs.get((t.path, t.suite or ""))
+            if ran is not None:  # `analyze`: whether the repository's own CI runs it for the PR
+                item["repo_ci"] = ran[0]
+            tests.append(item)
+        out["tests"] = tests
         out["selected"] = [s.as_json() for s in self.selected]
         out["findings"] = [
             {"rule": f.rule, "severity": f.severity.value, "path": f.path, "line": f.line,
              "message": f.message, "fix": f.fix, "test": f.test, "baseline": f.baseline}
             for f in self.findings
         ]
+        if self.mode == "analyze":
+            out["skipped"] = [s.as_json() for s in self.skipped]
+            out["dispatch_mode"] = self.dispatch_mode
+            out["dispatch_reason"] = self.dispatch_reason
+            out["repo_ci"] = self.repo_ci.as_json() if self.repo_ci is not None else None
+            out["unreached"] = [{"path": p, "why": w} for p, w in sorted(self.unreached.items())]
         return out
 
 

@@ -54,6 +54,8 @@ def why_not_run(t: TestEntry) -> str:
         return t.backend
     if t.disabled is not None:
         return "disabled"
+    if t.cadence == "on-label" and t.gate:
+        return f"needs label {t.gate}"
     if t.cadence in ("nightly", "external"):
         return t.cadence
     return "not selected"

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.analysis.findings import Finding
-from bot.analysis.report import Report, Table, TestEntry
+from bot.analysis.report import Report, Selected, Table, TestEntry
 from bot.formats.common import (
     ICON,
     by_rule,
@@ -141,18 +141,58 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
     elif report.selected:
         lines = [f"**ROCm runs `/run-amd` would dispatch**: {len(report.selected)}, "
                  f"about {report.gpu_minutes():.0f} GPU-minutes", ""]
-        lines.extend(grid(["Test", "Suite", "Tier", "Est.", "GPU-min"], [
-            [code(s.path), code(s.suite), s.tier, minutes(s.est_time), gpu_minutes(s)]
+        lines.extend(grid(["Test", "Suite", "Why", "Est.", "GPU-min"], [
+            [code(s.path), code(s.suite), _why(s), minutes(s.est_time), gpu_minutes(s)]
             for s in report.selected], rows))
+        lines.extend(_envelope(report))
         blocks.append("\n".join(lines))
     else:
-        blocks.append("**ROCm runs `/run-amd` would dispatch**: none.")
+        blocks.append("\n".join(["**ROCm runs `/run-amd` would dispatch**: none.", *_envelope(report)]))
     if not runs:
         blocks[-1] = f"{RUNS_START}\n\n{blocks[-1]}\n\n{RUNS_END}"
     if resolved:
         blocks.append(f"**Resolved since {code(since[:12]) if since else 'the last push'}**: "
                       + "; ".join(prose(r) for r in resolved[:rows]))
     return blocks
+
+
+def _why(s: Selected) -> str:
+    """A selection's tier, with the changed file that caused it when that is not the test."""
+    if s.tier == "direct" or not s.trigger:
+        return s.tier
+    return f"{s.tier}: {code(s.trigger)}"
+
+
+def _envelope(report: Report) -> list[str]:
+    """One or two lines: what the repository's own CI runs for the PR beside rocmbot, and
+    the affected tests left out, with how to get them."""
+    out: list[str] = []
+    ci = report.repo_ci
+    if ci is not None and (ci.runs or ci.unknown):
+        labels = f" (with {', '.join(code(x) for x in ci.labels)})" if ci.labels else ""
+        line = f"The repository's own CI runs {plural(ci.runs, 'AMD test')} for this PR{labels}"
+        if ci.unknown:
+            line += f", perhaps {ci.unknown} more (conditions it cannot decide statically)"
+        if report.dispatch_mode == "complement":
+            line += f"; rocmbot runs {len(report.selected)} more that it does not."
+        elif ci.affected:
+            line += (f"; {ci.affected} of the runs above are among them "
+                     "(`dispatch.mode: complement` would skip those).")
+        else:
+            line += "."
+        out.extend(["", line])
+    if report.dispatch_reason and report.dispatch_mode == "targeted" and "cannot" in report.dispatch_reason:
+        out.extend(["", prose(report.dispatch_reason) + "."])
+    gated = Counter(k.gate for k in report.skipped if k.why == "on-label" and k.gate)
+    for label, n in sorted(gated.items()):
+        out.extend(["", f"Add the {code(label)} label to run {plural(n, 'more affected test')} "
+                    "in the repository's own CI."])
+    for why in report.unreached.values():
+        out.extend(["", prose(why) + "."])
+    ran = sum(k.why == "repo-ci" for k in report.skipped)
+    if ran:
+        out.extend(["", f"Skipped {plural(ran, 'affected test')} the repository's own CI runs for this PR."])
+    return out
 
 
 def _collapsed_blocks(report: Report, rows: int, full: bool) -> list[str]:

@@ -13,6 +13,7 @@ from bot.cli import main
 from bot.cli.example import BASE_FILES, TEST_TEMPLATE
 from bot.formats import markdown, text
 from tests.analysis.test_engine import _entry, _run
+from tests.analysis.test_pins_engine import BUILDS_THE_IMAGE
 from tests.gitrepo import GitRepo
 
 MOE = "tests/e2e/megatron/test_qwen35_moe.py"
@@ -199,7 +200,8 @@ def test_a_module_that_cannot_be_read_does_not_stop_saying_why_there_is_no_launc
 
 
 def test_an_error_of_a_test_the_environment_change_reaches_is_unchanged(git_repo: GitRepo) -> None:
-    base = _commit(git_repo, {**BASE_FILES, MOE: _moe(4, None)})
+    base = _commit(git_repo, {**BASE_FILES, MOE: _moe(4, None),
+                              ".github/workflows/build-image.yml": BUILDS_THE_IMAGE})
     dockerfile = BASE_FILES[DOCKERFILE] + "RUN echo rebuilt\n"
     report = _run(git_repo, base, _commit(git_repo, {DOCKERFILE: dockerfile}))
     assert (_entry(report, MOE).change, _entry(report, MOE).tier) == ("affected", "environment")

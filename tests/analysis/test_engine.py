@@ -146,13 +146,32 @@ def test_a_removed_imported_module_still_counts(example: tuple[GitRepo, str]) ->
 
 def test_a_rocm_environment_change_affects_every_rocm_test(example: tuple[GitRepo, str]) -> None:
     repo, base = example
+    # the ROCm job builds its image from the Dockerfile: a change to it reaches every test
+    _replace(repo, ".github/workflows/_run-ci-rocm.yml", "      - name: Run\n",
+             "      - run: docker build -f docker/Dockerfile.rocm -t ci .\n      - name: Run\n")
+    base = repo.commit()
     _replace(repo, "docker/Dockerfile.rocm", "polars", "polars xxhash")
     report = _run(repo, base, repo.commit())
     short = _entry(report, SHORT)
     assert (short.change, short.tier) == ("affected", "environment")
     assert short.reasons == ["the ROCm environment changed: `docker/Dockerfile.rocm`"]
     assert _entry(report, MOE, "cuda").change == "unchanged"
-    assert [(s.path, s.tier) for s in report.selected] == [(SHORT, "environment")]
+    assert [(s.path, s.tier, s.trigger) for s in report.selected] == [
+        (SHORT, "environment", "docker/Dockerfile.rocm")]
+    assert report.unreached == {}
+
+
+def test_a_dockerfile_the_jobs_do_not_build_selects_nothing_and_says_so(
+        example: tuple[GitRepo, str]) -> None:
+    repo, base = example  # its ROCm job runs in the prebuilt `rocm/sgl-dev:latest`
+    _replace(repo, "docker/Dockerfile.rocm", "polars", "polars xxhash")
+    report = _run(repo, base, repo.commit())
+    assert _entry(report, SHORT).change == "unchanged" and report.selected == []
+    assert report.unreached == {"docker/Dockerfile.rocm": (
+        "`docker/Dockerfile.rocm` changed; the PR's ROCm jobs run `rocm/sgl-dev:latest`, which no job "
+        "of this PR's CI builds, so the change reaches them only when that image is rebuilt")}
+    assert report.as_json()["unreached"] == [{"path": "docker/Dockerfile.rocm",
+                                              "why": report.unreached["docker/Dockerfile.rocm"]}]
 
 
 def test_an_unrelated_change_changes_nothing(example: tuple[GitRepo, str]) -> None:

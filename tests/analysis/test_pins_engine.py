@@ -35,6 +35,16 @@ jobs:
         run: python tests/ci/run_suite.py --suite stage-b-1-gpu-mi350 --suite stage-b-1-gpu-h200
 """
 
+# a per-PR job that builds the ROCm image, so that a change to its Dockerfile reaches the tests
+BUILDS_THE_IMAGE = """\
+on: pull_request
+jobs:
+  image:
+    runs-on: ubuntu-latest
+    steps:
+      - run: docker build -f docker/Dockerfile.rocm -t ci .
+"""
+
 FILES = {
     "docker/Dockerfile.rocm": (
         "FROM rocm/sgl-dev:latest\n"
@@ -110,7 +120,9 @@ def test_a_pin_problem_is_reported_when_one_of_its_places_changed(
 def test_a_dockerfile_rocm_change_makes_rocm_tests_affected_in_the_environment_tier(
     repo: tuple[GitRepo, str],
 ) -> None:
-    git_repo, base = repo
+    git_repo, _ = repo
+    git_repo.write(".github/workflows/build-image.yml", BUILDS_THE_IMAGE)
+    base = git_repo.commit()
     git_repo.write("docker/Dockerfile.rocm",
                    FILES["docker/Dockerfile.rocm"].replace("0.65.1", "0.65.2"))
     report = _run(git_repo, base, git_repo.commit())

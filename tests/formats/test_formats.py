@@ -64,7 +64,8 @@ def _report(mode: str = "analyze") -> Report:
 
 def test_json_is_schema_1_with_exactly_the_documented_keys() -> None:
     doc = json.loads(FORMATS["json"](_report()))
-    assert list(doc) == ["schema", "base", "head", "tests", "selected", "findings"]
+    assert list(doc) == ["schema", "base", "head", "tests", "selected", "findings", "skipped",
+                         "dispatch_mode", "dispatch_reason", "repo_ci", "unreached"]
     assert doc["schema"] == 1
     assert list(doc["tests"][0]) == [
         "path",
@@ -77,16 +78,19 @@ def test_json_is_schema_1_with_exactly_the_documented_keys() -> None:
         "reasons",
         "launch",
         "cadence",
+        "gate",
     ]
     assert (doc["tests"][0]["launch"], doc["tests"][0]["cadence"]) == ("partial", "per-pr")
     assert doc["tests"][0]["est_time"] == 1600
     assert doc["selected"] == [
-        {"path": "tests/test_@octocat.py", "suite": "stage-c-4-gpu-mi350", "est_time": 1600, "tier": "direct"}
+        {"path": "tests/test_@octocat.py", "suite": "stage-c-4-gpu-mi350", "est_time": 1600, "tier": "direct",
+         "trigger": None, "reason": ""}
     ]
     assert list(doc["findings"][0]) == ["rule", "severity", "path", "line", "message", "fix", "test",
                                         "baseline"]
     audit_doc = json.loads(FORMATS["json"](_report("audit")))
     assert "base" not in audit_doc and audit_doc["head"] == "b" * 40
+    assert "skipped" not in audit_doc and "repo_ci" not in audit_doc
 
 
 def _outside_code(body: str) -> str:
