@@ -79,7 +79,7 @@ def test_exit_status_1_on_error_findings(git_repo: GitRepo, capsys: pytest.Captu
         (["analyze", "--repo", "{repo}", "--base", "HEAD", "--head", "{empty}"], "has no files to analyse"),
         (["audit", "--repo", "{repo}", "--rev", "{empty}"], "revision {empty} of {repo} has no files"),
         (["serve", "--port", "{port}"], "cannot listen on 127.0.0.1:{port}: Address already in use"),
-        ([], "usage: rocmbot COMMAND [OPTIONS] (commands: analyze, audit, config, demo, sandbox, serve,"),
+        ([], "usage: rocmbot COMMAND [OPTIONS] (commands: analyze, explain, audit, config, demo, sandbox,"),
     ],
 )
 def test_usage_and_input_errors_exit_2_with_one_line(

@@ -67,7 +67,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repo", default=".", metavar="PATH", help="a git repository, bare or not (default: .)")
     p.add_argument("--base", required=True, metavar="REV", help="the revision the change starts from")
     p.add_argument("--head", default="HEAD", metavar="REV", help="the revision it ends at (default: HEAD)")
+    p.add_argument("--labels", metavar="A,B", type=_labels, default=None,
+                   help="the PR's labels, for what the repository's own CI runs "
+                   "(default: its CI label, if it has one, and no other)")
     _add_output(p)
+
+    p = sub.add_parser("explain", help="for one test, why a change from BASE to HEAD runs it or not")
+    p.add_argument("--repo", default=".", metavar="PATH", help="a git repository, bare or not (default: .)")
+    p.add_argument("--base", required=True, metavar="REV", help="the revision the change starts from")
+    p.add_argument("--head", default="HEAD", metavar="REV", help="the revision it ends at (default: HEAD)")
+    p.add_argument("--labels", metavar="A,B", type=_labels, default=None,
+                   help="the PR's labels (default: its CI label, if it has one, and no other)")
+    p.add_argument("--config", metavar="FILE",
+                   help="use this configuration file instead of the repository's .github/rocmbot.yml")
+    p.add_argument("test", metavar="TEST", help="the test file (its path, or the end of it)")
 
     p = sub.add_parser("audit", help="every finding at one revision")
     p.add_argument("--repo", default=".", metavar="PATH", help="a repository or folder (default: .)")
@@ -231,7 +244,11 @@ def _folder(path: str) -> Tree:
     return folder
 
 
-def _cmd_analyze(args: argparse.Namespace) -> int:
+def _labels(text: str) -> frozenset[str]:
+    return frozenset(label.strip() for label in text.split(",") if label.strip())
+
+
+def _analysis(args: argparse.Namespace) -> Report:
     from bot.analysis.engine import analyze
     from bot.analysis.tree import GitRepository, TreeError
 
@@ -240,11 +257,26 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         with GitRepository(args.repo) as repo:
             base, head = repo.tree(args.base), repo.tree(args.head)
             _require_files(head, f"revision {args.head} of {args.repo}")
-            report = analyze(base, head, loaded=loaded)
-            _emit(_render(args, report), args.output)
+            return analyze(base, head, loaded=loaded, labels=args.labels)
     except TreeError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    report = _analysis(args)
+    _emit(_render(args, report), args.output)
     return report.exit_code
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from bot.formats.explain import explain, matching
+
+    report = _analysis(args)
+    entries = matching(report, args.test)
+    if not entries:
+        raise UsageError(f"no registered test {args.test!r} at {args.head} or {args.base}")
+    sys.stdout.write("".join(explain(report, e) for e in entries))
+    return EXIT_OK
 
 
 def _open_tree(repo_path: str, rev: str | None) -> tuple[Tree, GitRepository | None]:
@@ -501,6 +533,7 @@ def _cmd_ci(args: argparse.Namespace) -> int:
 
 _COMMANDS = {
     "analyze": _cmd_analyze,
+    "explain": _cmd_explain,
     "audit": _cmd_audit,
     "config": _cmd_config,
     "demo": _cmd_demo,
