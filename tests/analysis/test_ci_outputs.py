@@ -345,7 +345,10 @@ echo "k=$K c=$C" >> $GITHUB_OUTPUT
 L=1; source ./env.sh
 echo "l=$L" >> $GITHUB_OUTPUT
 """
-    assert run(script) == {"a": "1 c=2 d=3 j= m=1", "v": None, "k": None, "l": None}
+    before_eval = script.split("K=1; eval")[0]
+    assert run(before_eval) == {"a": "1 c=2 d=3 j= m=1", "v": None}
+    # what eval and source run may write to the file: every output so far is unknown after it
+    assert run(script) == {"a": None, "v": None, "k": None, "l": None}
 
 
 def test_loops_leave_what_they_write_unknown() -> None:
@@ -581,9 +584,17 @@ def test_scripts_too_costly_or_strange_leave_everything_unknown(script: str) -> 
     assert result == {} and not result.complete
 
 
+def test_a_program_may_write_the_file_it_inherits_an_inert_one_does_not() -> None:
+    assert run("python -m tests.ci.ci_policy") == {}
+    assert not outputs.step_outputs("python -m tests.ci.ci_policy", lambda _: None).complete
+    assert run("echo a=1 >> $GITHUB_OUTPUT\nbash scripts/x.sh") == {"a": None}
+    assert run("git fetch origin\necho a=1 >> $GITHUB_OUTPUT\ngrep -q x y") == {"a": "1"}
+
+
 def test_exec_ends_the_script_and_trap_without_the_file_is_ignored() -> None:
+    # the program exec starts inherits the file and may write `a` again
     assert run("echo a=1 >> $GITHUB_OUTPUT\nexec ./run.sh\necho a=2 >> $GITHUB_OUTPUT") == {
-        "a": "1"}
+        "a": None}
     assert run("exec 2>&1\ntrap 'rm -f x' EXIT\necho a=1 >> $GITHUB_OUTPUT") == {"a": "1"}
 
 

@@ -53,6 +53,17 @@ _DECLARERS = frozenset({"export", "readonly", "declare", "typeset", "local"})
 _READERS = frozenset({"read", "mapfile", "readarray", "getopts", "let"})
 _EVALUATORS = frozenset({"eval", "source", "."})
 _NEUTRAL = frozenset({":", "true"})
+# programs that run no code of the repository's nor write the outputs file unless they name it;
+# any other (`python -m tests.ci.ci_policy`, `bash x.sh`, `node`, `make`) inherits
+# $GITHUB_OUTPUT and may write to it
+_INERT = frozenset({
+    "git", "grep", "egrep", "fgrep", "sed", "awk", "ls", "mkdir", "rm", "rmdir", "cp", "mv", "ln",
+    "touch", "chmod", "chown", "cut", "tr", "sort", "uniq", "head", "tail", "wc", "jq", "yq", "date",
+    "sleep", "curl", "wget", "find", "basename", "dirname", "realpath", "readlink", "nproc", "uname",
+    "whoami", "id", "tar", "unzip", "zip", "gzip", "gunzip", "sha256sum", "sha1sum", "md5sum", "diff",
+    "comm", "stat", "du", "df", "free", "pwd", "cd", "pushd", "popd", "shift", "set", "shopt",
+    "hostname", "env", "printenv", "which", "type", "command", "rocm-smi", "nvidia-smi", "amd-smi",
+})
 _WRITERS = frozenset({"echo", "printf", "cat", "tee"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'"}
@@ -576,10 +587,11 @@ class _Run:
         return _status(status, replace(state, vars=values))
 
     def external(self, node: sh.Simple, state: _State, stdout: str, stderr: str) -> Flow:
-        """A command not modelled: it may write anything where its output leads, and to the
-        file if it names it."""
+        """A command not modelled: it may write anything where its output leads, to the file
+        if it names it, and, unless it is a known inert program, to the file it inherits."""
         words = [*node.words, *(a.value for a in node.assigns if a.value is not None)]
-        touches = bool({stdout, stderr} & {_OUT, _UNKNOWN}) \
+        name = expand(node.words[0], state.vars, True).value if node.words else None
+        touches = name not in _INERT or bool({stdout, stderr} & {_OUT, _UNKNOWN}) \
             or any(_mentions_file(w, state.vars) for w in words) \
             or any(_NAMED in r.body_raw for r in node.redirects)
         return _status(None, _unreadable_write(state) if touches else state)
