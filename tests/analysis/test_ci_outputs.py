@@ -345,7 +345,7 @@ echo "k=$K c=$C" >> $GITHUB_OUTPUT
 L=1; source ./env.sh
 echo "l=$L" >> $GITHUB_OUTPUT
 """
-    before_eval = script.split("K=1; eval")[0]
+    before_eval = script.split("K=1; eval", maxsplit=1)[0]
     assert run(before_eval) == {"a": "1 c=2 d=3 j= m=1", "v": None}
     # what eval and source run may write to the file: every output so far is unknown after it
     assert run(script) == {"a": None, "v": None, "k": None, "l": None}
