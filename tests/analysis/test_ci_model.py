@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bot.analysis.ci import ci_index
 from bot.analysis.ci.cadence import CiModel
@@ -244,3 +246,42 @@ def test_the_index_warms_every_event_once(tmp_path: Path) -> None:
     index.warm()
     assert index.model.registry is not None
     assert len(index.model._sims) >= 4
+
+
+_WORDS = st.sampled_from([
+    "[linux-mi35x-gpu-8.fabric]", "!(*.md)", "python/**", "test/[z-a]*.py", "**/*.py", "{a,b}",
+    "stage-a-test-1-gpu-small-amd", "${{ inputs.x }}", "'", "\"", "*", "?(x)", "+(a|aa)b", "\\",
+    "contains(github.event.pull_request.labels.*.name, 'run-ci')", "always()", "failure(", "!",
+    "needs.x.outputs.y == 'true'", "github.event_name == 'schedule'", "fromJSON('[')", "",
+])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    words=st.lists(_WORDS, min_size=6, max_size=6),
+    changed=st.lists(st.one_of(_WORDS, st.text(max_size=12)), max_size=4),
+)
+def test_random_workflow_words_never_stop_the_model(words: list[str], changed: list[str]) -> None:
+    """Runner labels, `if:`s, filters and paths of any shape give decisions, never a crash."""
+    import json
+
+    quoted = [json.dumps(w) for w in words]
+    workflow = (
+        f"on:\n  pull_request:\n    paths: [{quoted[0]}]\n"
+        "jobs:\n"
+        f"  x:\n    runs-on: {quoted[1]}\n    if: {quoted[2]}\n    outputs:\n      y: {quoted[3]}\n"
+        "    steps:\n      - id: f\n        uses: dorny/paths-filter@v3\n        with:\n"
+        f"          filters: {json.dumps('y: [' + json.dumps(words[4]) + ']')}\n"
+        f"      - run: {quoted[5]}\n"
+        "  stage-a-test-1-gpu-small-amd:\n    needs: [x]\n    runs-on: [mi300]\n"
+        f"    if: {quoted[2]}\n    steps:\n      - run: run_suite --suite stage-a-test-1-gpu-small-amd\n"
+    )
+    texts = {".github/workflows/pr-amd.yml": workflow}
+    parsed = parse_workflow(".github/workflows/pr-amd.yml", workflow)
+    if not isinstance(parsed, Workflow):
+        return  # not YAML: the workflow is REG004, nothing to evaluate
+    model = CiModel({".github/workflows/pr-amd.yml": parsed}, texts, lambda path: None)
+    found = model.cadence("stage-a-test-1-gpu-small-amd", "rocm")
+    assert found.cadence in ("per-pr", "on-label", "nightly", "external")
+    run = model.repo_ci("stage-a-test-1-gpu-small-amd", "rocm", None, frozenset(changed))
+    assert run.runs in (True, False, None)
