@@ -37,7 +37,9 @@ def _sim(event: Event, texts: dict[str, str] = SGLANG_WORKFLOWS) -> Simulation:
 
 
 def _runs(sim: Simulation, workflow: str, job: str) -> bool | None:
-    return sim.runs[(f".github/workflows/{workflow}", job)].runs
+    found = sim.run((f".github/workflows/{workflow}", job))
+    assert found is not None
+    return found.runs
 
 
 def test_three_valued_and_or() -> None:
@@ -65,6 +67,7 @@ def test_a_readme_change_runs_none_of_the_amd_workflow() -> None:
 def test_without_changed_paths_the_filtered_jobs_are_unknown_not_guessed() -> None:
     sim = _sim(Event(labels=frozenset({"run-ci"})))
     assert _runs(sim, "pr-amd.yml", "stage-a-test-1-gpu-small-amd") is None
+    assert _runs(sim, "pr-amd.yml", "call-gate") is None
     assert "path filter" in sim.runs[(".github/workflows/pr-amd.yml", "call-gate")].why
 
 
@@ -73,7 +76,7 @@ def test_a_label_gate_in_a_called_workflow_fails_the_jobs_that_need_it() -> None
     without = _sim(Event(labels=frozenset(), changed=files))
     assert _runs(without, "pr-amd.yml", "stage-a-test-1-gpu-small-amd") is False
     assert _runs(without, "pr-amd-extra.yml", "extra-a-test-1-gpu-small-amd") is False
-    gate = without.runs[(".github/workflows/pr-amd-extra.yml", "call-gate")]
+    gate = without.runs[(".github/workflows/pr-amd-extra.yml", "call-gate")]  # asked above
     assert gate.result == "failure" and "run-ci" in gate.why
     base = _sim(Event(labels=frozenset({"run-ci"}), changed=files))
     assert _runs(base, "pr-amd-extra.yml", "extra-a-test-1-gpu-small-amd") is False
@@ -87,8 +90,8 @@ def test_a_schedule_runs_everything_that_escapes_on_schedule() -> None:
     sim = _sim(Event(name="schedule", labels=frozenset()))
     assert _runs(sim, "pr-amd.yml", "stage-b-test-1-gpu-small-amd") is True  # run_all_tests
     assert _runs(sim, "nightly-amd.yml", "nightly-amd-1-gpu") is True
-    cuda = sim.runs[(".github/workflows/pr-cuda.yml", "base-b-test-1-gpu-small")]
-    assert cuda.runs is False and cuda.why == "the workflow does not run on `schedule`"
+    cuda = sim.run((".github/workflows/pr-cuda.yml", "base-b-test-1-gpu-small"))
+    assert cuda is not None and cuda.runs is False and cuda.why == "the workflow does not run on `schedule`"
 
 
 def _model(texts: dict[str, str] = SGLANG_WORKFLOWS, registry: bool = True) -> CiModel:

@@ -93,12 +93,12 @@ class CiModel:
 
     def required(self, key: JobKey) -> frozenset[str]:
         """The labels without which the job does not run for a pull request."""
-        everything = self.simulate(Event(labels=self.labels)).runs.get(key)
+        everything = self.simulate(Event(labels=self.labels)).run(key)
         if everything is None or everything.runs is False:
             return frozenset()
         out = set()
         for label in self.labels:
-            without = self.simulate(Event(labels=self.labels - {label})).runs.get(key)
+            without = self.simulate(Event(labels=self.labels - {label})).run(key)
             if without is not None and without.runs is False:
                 out.add(label)
         return frozenset(out)
@@ -115,10 +115,15 @@ class CiModel:
 
     def _gpu_jobs(self) -> list[JobKey]:
         """The jobs on GPU hardware that run for a pull request carrying every label."""
-        runs = self.simulate(Event(labels=self.labels)).runs
-        return sorted(k for k, run in runs.items() if run.runs is not False and run.job.calls is None
-                      and hardware(" ".join([run.job.runs_on, run.job.container or "", run.job.id,
-                                             run.job.raw_name or ""])) not in (None, "cpu"))
+        sim = self.simulate(Event(labels=self.labels))
+        out = []
+        for path, workflow in sorted(self.workflows.items()):
+            for job in workflow.jobs:
+                kind = hardware(" ".join([job.runs_on, job.container or "", job.id, job.raw_name or ""]))
+                if job.calls is None and kind not in (None, "cpu") and \
+                        (run := sim.run((path, job.id))) is not None and run.runs is not False:
+                    out.append((path, job.id))
+        return out
 
     def _gate(self, key: JobKey) -> str | None:
         """The most specific label a job needs beyond the CI label."""
@@ -177,7 +182,7 @@ class CiModel:
             if not workflow.on or workflow.trigger("pull_request") or workflow.trigger("pull_request_target"):
                 return SuiteCadence("per-pr", None, (), f"`{path}` runs for pull requests")
         for key in jobs:
-            run = every.runs.get(key)
+            run = every.run(key)
             if run is None or run.runs is False:
                 continue
             gate = self._gate(key)
@@ -191,7 +196,7 @@ class CiModel:
         for event in _OTHER_EVENTS:
             sim = self.simulate(Event(name=event, labels=frozenset()))
             for key in jobs:
-                run = sim.runs.get(key)
+                run = sim.run(key)
                 if run is not None and run.runs is not False:
                     return SuiteCadence("nightly", None, (key,), f"`{key[1]}` runs on `{event}`, "
                                         "not for pull requests")
@@ -205,7 +210,7 @@ class CiModel:
         sim = self.simulate(Event(labels=have, changed=changed))
         best: RepoCiRun = RepoCiRun(False, None, NO_JOB)
         for key in self.jobs_naming(suite, backend):
-            run = sim.runs.get(key)
+            run = sim.run(key)
             if run is None:
                 continue
             merged = or3(best.runs, run.runs)

@@ -101,6 +101,7 @@ class CiIndex:
         self.warm()
         out: dict[tuple[str, int | None, str], None] = {}
         for sim in list(self.model._sims.values()):
+            sim.run_all()
             for note in sim.notes:
                 out[(note.path, note.line, note.message)] = None
         if self.registry_problem is not None:
@@ -110,7 +111,7 @@ class CiIndex:
 
     def runs_for_pull_requests(self, path: str, job: Job) -> bool:
         """Whether a job may run for a pull request (carrying any label its CI tests for)."""
-        run = self.model.simulate(Event(labels=self.model.labels)).runs.get((path, job.id))
+        run = self.model.simulate(Event(labels=self.model.labels)).run((path, job.id))
         return run is not None and run.runs is not False
 
     def built_for_pull_requests(self) -> frozenset[str]:

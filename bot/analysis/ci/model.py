@@ -118,22 +118,44 @@ class Simulation:
     def __post_init__(self) -> None:
         self._noted: set[tuple[str, int, str]] = set()
         self._readers: dict[str, frozenset[str]] = {}
-        called = {job.calls for w in self.workflows.values() for job in w.jobs if job.calls}
+        self._done: set[str] = set()
+        self._callers: dict[str, set[str]] = {}
+        for path, workflow in self.workflows.items():
+            for job in workflow.jobs:
+                if job.calls:
+                    self._callers.setdefault(job.calls, set()).add(path)
+
+    def run(self, key: tuple[str, str]) -> JobRun | None:
+        """How the event runs one job (workflow path, job id); None for no such job. Only
+        the workflows asked about are evaluated (with their callers, for a reusable one)."""
+        self._ensure(key[0])
+        return self.runs.get(key)
+
+    def run_all(self) -> None:
+        """Evaluate every workflow (to collect every note)."""
         for path in sorted(self.workflows):
-            workflow = self.workflows[path]
-            runs, why = self._triggered(workflow)
-            if runs is not False:
-                self._workflow(_Frame(path, self._dispatch_inputs(path), True, why, 0, runs, why))
-            elif path not in called and (call := workflow.trigger("workflow_call")) is not None:
-                # reusable, and called by no workflow here: another repository's call it
-                inputs: dict[str, Value] = {name: Unknown(why="set by an unknown caller")
-                                            for name, _, _ in call.inputs}
-                why = "it is a reusable workflow no workflow of this repository calls"
-                self._workflow(_Frame(path, inputs, True, why, 0, None, why))
-            else:
-                for job in workflow.jobs:
-                    self._record(_Frame(path, {}, False, why, 0, False, why), job, False, "skipped", why,
-                                 frozenset())
+            self._ensure(path)
+
+    def _ensure(self, path: str) -> None:
+        if path in self._done or path not in self.workflows:
+            return
+        self._done.add(path)
+        for caller in sorted(self._callers.get(path, ())):  # they run it, with their inputs
+            self._ensure(caller)
+        workflow = self.workflows[path]
+        runs, why = self._triggered(workflow)
+        if runs is not False:
+            self._workflow(_Frame(path, self._dispatch_inputs(path), True, why, 0, runs, why))
+        elif path not in self._callers and (call := workflow.trigger("workflow_call")) is not None:
+            # reusable, and called by no workflow here: another repository's call it
+            inputs: dict[str, Value] = {name: Unknown(why="set by an unknown caller")
+                                        for name, _, _ in call.inputs}
+            why = "it is a reusable workflow no workflow of this repository calls"
+            self._workflow(_Frame(path, inputs, True, why, 0, None, why))
+        else:
+            for job in workflow.jobs:
+                self._record(_Frame(path, {}, False, why, 0, False, why), job, False, "skipped", why,
+                             frozenset())
 
     # -- triggers --------------------------------------------------------------------------
 
@@ -197,15 +219,20 @@ class Simulation:
         """Run a workflow's jobs; each job's (runs, result, outputs)."""
         workflow = self.workflows[frame.path]
         done: dict[str, tuple[bool | None, Result, dict[str, Value]]] = {}
+        upstream: dict[str, bool | None] = {}  # whether a job an earlier job needs failed
         for job in _ordered(workflow.jobs):
-            done[job.id] = self._job(frame, job, done)
+            done[job.id] = self._job(frame, job, done, upstream)
         return done
 
     def _job(self, frame: _Frame, job: Job,
-             done: dict[str, tuple[bool | None, Result, dict[str, Value]]]) -> tuple[
-                 bool | None, Result, dict[str, Value]]:
+             done: dict[str, tuple[bool | None, Result, dict[str, Value]]],
+             upstream: dict[str, bool | None]) -> tuple[bool | None, Result, dict[str, Value]]:
         needs: dict[str, Value] = {}
         results: list[Result] = []
+        # `failure()` is true when any ancestor failed, not only a job this one needs
+        ancestors: bool | None = False
+        for name in job.needs:
+            ancestors = or3(ancestors, upstream.get(name, False))
         for name in job.needs:
             if name not in done:
                 self._note(frame.path, job.line, f"job `{job.id}` needs `{name}`, which is not a job "
@@ -216,8 +243,10 @@ class Simulation:
             _, earlier, outputs = done[name]
             needs[name] = {"result": earlier, "outputs": outputs}
             results.append(earlier)
+        failure = or3(_any_failure(results), ancestors)
+        upstream[job.id] = failure
         status = {
-            "success": _all_success(results), "failure": _any_failure(results),
+            "success": _all_success(results), "failure": failure,
             "cancelled": False, "always": True,
         }
         context = self._context(frame, needs, {}, status)
