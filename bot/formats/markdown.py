@@ -144,12 +144,14 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
         lines.extend(grid(["Test", "Suite", "Why", "Est.", "GPU-min"], [
             [code(s.path), code(s.suite), _why(s), minutes(s.est_time), gpu_minutes(s)]
             for s in report.selected], rows))
-        lines.extend(_envelope(report))
         blocks.append("\n".join(lines))
     else:
-        blocks.append("\n".join(["**ROCm runs `/run-amd` would dispatch**: none.", *_envelope(report)]))
+        blocks.append("**ROCm runs `/run-amd` would dispatch**: none.")
     if not runs:
         blocks[-1] = f"{RUNS_START}\n\n{blocks[-1]}\n\n{RUNS_END}"
+    envelope = _envelope(report)  # after the runs section, which a dispatch replaces
+    if envelope:
+        blocks.append("\n".join(envelope).strip("\n"))
     if resolved:
         blocks.append(f"**Resolved since {code(since[:12]) if since else 'the last push'}**: "
                       + "; ".join(prose(r) for r in resolved[:rows]))
