@@ -67,31 +67,53 @@ def _line_of(tree: GitHubTree) -> Callable[[str, int], str | None]:
     return line_of
 
 
+def _analyse_delivery(event: Event, ctx: HandlerContext) -> tuple[list[SelectedTest], list[str]] | None:
+    """Analyse the head a pull_request delivery names (see :func:`analyse`); None when it is
+    not analysed (no GitHub access, a draft, a head that moved)."""
+    if ctx.github is None or event.repository is None or event.pr_number is None:
+        log.info(
+            "no GitHub access for this delivery: not analysed",
+            extra={"delivery_id": event.delivery_id, "repository": event.repository},
+        )
+        return None
+    sent = event.payload.get("pull_request") or {}
+    if sent.get("draft") and not ctx.settings.analyse_drafts:
+        log.info("draft PR: not analysed", extra={"delivery_id": event.delivery_id, "pr": event.pr_number})
+        return None
+    base_sha = (sent.get("base") or {}).get("sha")
+    expected = sent.get("changed_files")
+    return analyse(ctx, event.repository, event.pr_number, event.head_sha,
+                   base_sha if isinstance(base_sha, str) else None,
+                   expected=expected if isinstance(expected, int) else None,
+                   known_new=event.action == "opened")
+
+
 @router.register("pull_request", "opened")
 @router.register("pull_request", "synchronize")
 @router.register("pull_request", "reopened")
 @router.register("pull_request", "ready_for_review")
 def review_pull_request(event: Event, ctx: HandlerContext) -> None:
     """Analyse base..head; publish what a maintainer should read, once per head."""
-    if ctx.github is None or event.repository is None or event.pr_number is None:
-        log.info(
-            "no GitHub access for this delivery: not analysed",
-            extra={"delivery_id": event.delivery_id, "repository": event.repository},
-        )
-        return
-    sent = event.payload.get("pull_request") or {}
-    if sent.get("draft") and not ctx.settings.analyse_drafts:
-        log.info("draft PR: not analysed", extra={"delivery_id": event.delivery_id, "pr": event.pr_number})
-        return
-    base_sha = (sent.get("base") or {}).get("sha")
-    expected = sent.get("changed_files")
-    selected = analyse(ctx, event.repository, event.pr_number, event.head_sha,
-                       base_sha if isinstance(base_sha, str) else None,
-                       expected=expected if isinstance(expected, int) else None,
-                       known_new=event.action == "opened")
-    if selected is not None:  # the ROCm runs of the head, from the selection just made
-        tests, failing = selected
+    selected = _analyse_delivery(event, ctx)
+    if selected is not None and event.repository is not None and event.pr_number is not None:
+        tests, failing = selected  # the ROCm runs of the head, from the selection just made
         RocmRuns(ctx, event.repository, event.pr_number).after_analysis(tests, failing)
+
+
+@router.register("pull_request", "labeled")
+@router.register("pull_request", "unlabeled")
+def relabel_pull_request(event: Event, ctx: HandlerContext) -> None:
+    """A label can change what the repository's own CI runs for the PR (a job gated on
+    `run-ci-extra`): analyse the head again with its labels and publish. What was dispatched
+    for this head is not dispatched again."""
+    if event.repository is None or event.pr_number is None:
+        return
+    before = (DispatchStore(ctx.store).selection(event.repository, event.pr_number, event.head_sha)
+              if event.head_sha else None)
+    selected = _analyse_delivery(event, ctx)
+    if selected is not None:
+        tests, failing = selected
+        RocmRuns(ctx, event.repository, event.pr_number).after_relabel(before, tests, failing)
 
 
 def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, base_sha: str | None, *,
@@ -119,7 +141,7 @@ def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, b
     if pr.draft and not ctx.settings.analyse_drafts:
         log.info("draft PR: not analysed", extra={"delivery_id": delivery_id, "pr": number})
         return None
-    report = analyze(base, head, loaded=loaded, changed=changed, full=False)
+    report = analyze(base, head, loaded=loaded, changed=changed, full=False, labels=pr.labels)
 
     effects = ctx.effects()
     version = hashlib.sha1(check_output(report)["summary"].encode(), usedforsecurity=False).hexdigest()[:12]
@@ -155,8 +177,10 @@ def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, b
         effects.summary(repo, number, body, existing, version=version)
     selected = [SelectedTest(s.path, s.suite, s.est_time, s.gpus, s.tier) for s in report.selected]
     failing = [f.test or f.path or "" for f in report.new_errors]  # the base's do not block
-    # kept for the later deliveries (commands, re-runs, approvals)
-    DispatchStore(ctx.store).save_selection(
-        repo, number, pr.head_sha, pr.author, selected, failing, "selected"
-    )
+    # kept for the later deliveries (commands, re-runs, approvals); the same tests selected
+    # again for a head (a re-run, a label) keep where they stand (waiting for approval, say)
+    store = DispatchStore(ctx.store)
+    before = store.selection(repo, number, pr.head_sha)
+    state = before.state if before is not None and before.holds(selected) else "selected"
+    store.save_selection(repo, number, pr.head_sha, pr.author, selected, failing, state)
     return selected, failing

@@ -12,7 +12,7 @@ from github import GithubException
 from pydantic import SecretStr
 
 from bot.github.adapter import GitHubApp, PyGithubPort, _graphql_pr, _split, rate_limit_wait
-from bot.github.port import BlobRequest
+from bot.github.port import BlobRequest, label_names
 from bot.service.deadline import DeadlineError, RetryLaterError, deadline_in
 from config.settings import Settings
 from ghsim import Simulator, serve_simulator
@@ -227,3 +227,19 @@ def test_the_files_of_a_pr_are_read_without_a_page_past_the_last(sim: Simulator,
     assert len(sim.state.find_calls("GET", f"/repos/*/pulls/{wide.number}/files")) == 1
     assert len(port.pull_files("octo/miles", wide.number)) == 100  # not knowing: one more page
     assert len(sim.state.find_calls("GET", f"/repos/*/pulls/{wide.number}/files")) == 3
+
+
+def test_the_prs_labels_come_from_rest_and_graphql(sim: Simulator, seeded: Seeded) -> None:
+    port, repo, pull = seeded
+    assert port.pull_request("octo/miles", pull.number).labels == ()
+    sim.state.add_labels(repo, pull.number, ["run-ci", "run-ci-extra"])
+    assert port.pull_request("octo/miles", pull.number).labels == ("run-ci", "run-ci-extra")
+    batch = port.read_batch("octo/miles", [], pull=pull.number)
+    assert batch.pull is not None and batch.pull.labels == ("run-ci", "run-ci-extra")
+    assert not sim.state.validation_failures
+
+
+def test_label_names_take_what_github_sends_and_nothing_else() -> None:
+    assert label_names([{"name": "run-ci"}, {"id": 1}, "bug", {"name": 3}]) == ("run-ci",)
+    assert label_names({"nodes": [{"name": "run-ci-extra"}]}) == ("run-ci-extra",)
+    assert label_names(None) == label_names({"nodes": None}) == label_names("run-ci") == ()

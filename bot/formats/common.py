@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from bot.analysis.findings import Finding, Severity
 from bot.analysis.report import Report, Selected, TestEntry
@@ -48,14 +48,14 @@ def not_dispatched(report: Report) -> list[TestEntry]:
             and (t.backend != "rocm" or (t.path, t.suite) not in chosen)]
 
 
-def why_not_run(t: TestEntry) -> str:
-    """Why `/run-amd` leaves a touched test out, in a word or two."""
+def why_not_run(t: TestEntry, labels: Collection[str] = ()) -> str:
+    """Why `/run-amd` leaves a touched test out, in a word or two (``labels``: the PR's)."""
     if t.backend != "rocm":
         return t.backend
     if t.disabled is not None:
         return "disabled"
     if t.cadence == "on-label" and t.gate:
-        return f"needs label {t.gate}"
+        return f"runs with label {t.gate}" if t.gate in labels else f"needs label {t.gate}"
     if t.cadence in ("nightly", "external"):
         return t.cadence
     return "not selected"

@@ -144,12 +144,14 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
         lines.extend(grid(["Test", "Suite", "Why", "Est.", "GPU-min"], [
             [code(s.path), code(s.suite), _why(s), minutes(s.est_time), gpu_minutes(s)]
             for s in report.selected], rows))
-        lines.extend(_envelope(report))
         blocks.append("\n".join(lines))
     else:
-        blocks.append("\n".join(["**ROCm runs `/run-amd` would dispatch**: none.", *_envelope(report)]))
+        blocks.append("**ROCm runs `/run-amd` would dispatch**: none.")
     if not runs:
         blocks[-1] = f"{RUNS_START}\n\n{blocks[-1]}\n\n{RUNS_END}"
+    envelope = _envelope(report)  # after the runs section, which a dispatch replaces
+    if envelope:
+        blocks.append("\n".join(envelope).strip("\n"))
     if resolved:
         blocks.append(f"**Resolved since {code(since[:12]) if since else 'the last push'}**: "
                       + "; ".join(prose(r) for r in resolved[:rows]))
@@ -183,10 +185,17 @@ def _envelope(report: Report) -> list[str]:
         out.extend(["", line])
     if report.dispatch_reason and report.dispatch_mode == "targeted" and "cannot" in report.dispatch_reason:
         out.extend(["", prose(report.dispatch_reason) + "."])
-    gated = Counter(k.gate for k in report.skipped if k.why == "on-label" and k.gate)
-    for label, n in sorted(gated.items()):
+    # a gate label the PR carries is not asked for; what its CI then runs is said
+    carried = set(ci.labels) if ci is not None else set()
+    gated = [(k, k.gate) for k in report.skipped if k.why == "on-label" and k.gate]
+    for label, n in sorted(Counter(gate for _, gate in gated if gate not in carried).items()):
         out.extend(["", f"Add the {code(label)} label to run {plural(n, 'more affected test')} "
                     "in the repository's own CI."])
+    running = Counter(gate for k, gate in gated if gate in carried
+                      and report.ci_runs.get((k.path, k.suite), (None, ""))[0] is True)
+    for label, n in sorted(running.items()):
+        out.extend(["", f"With the {code(label)} label this PR carries, the repository's own CI runs "
+                    f"{plural(n, 'more affected test')}."])
     for why in report.unreached.values():
         out.extend(["", prose(why) + "."])
     ran = sum(k.why == "repo-ci" for k in report.skipped)
@@ -208,7 +217,8 @@ def _collapsed_blocks(report: Report, rows: int, full: bool) -> list[str]:
         blocks.append(_details(f"Already on the base: {plural(len(old), 'finding')} ({by_rule(old)})", body))
     quiet = not_dispatched(report)
     if quiet:
-        groups = Counter((t.backend, why_not_run(t), t.tier or "direct") for t in quiet)
+        carried = report.repo_ci.labels if report.repo_ci is not None else ()
+        groups = Counter((t.backend, why_not_run(t, carried), t.tier or "direct") for t in quiet)
         body = grid(["Backend", "Not run because", "Touched through", "Tests"], [
             [b, why, tier, str(n)] for (b, why, tier), n in sorted(groups.items(), key=lambda kv: -kv[1])])
         body.append("")

@@ -26,6 +26,7 @@ from bot.github.port import (
     PullRequest,
     WorkflowJob,
     WorkflowRun,
+    label_names,
 )
 from bot.service import deadline
 from bot.service.deadline import RetryLaterError
@@ -203,6 +204,7 @@ def _pr(repo: str, data: dict[str, Any]) -> PullRequest:
         draft=bool(data.get("draft")),
         state=data.get("state", "open"),
         html_url=data.get("html_url", ""),
+        labels=label_names(data.get("labels")),
     )
 
 
@@ -218,7 +220,8 @@ def _split(wanted: list[BlobRequest]) -> list[list[BlobRequest]]:
 
 _PULL_FIELDS = (
     "number headRefOid headRefName baseRefOid baseRefName isDraft state url "
-    "author { __typename login } headRepository { nameWithOwner }"
+    "author { __typename login } headRepository { nameWithOwner } "
+    "labels(first: 100) { nodes { name } }"  # the largest page GraphQL gives
 )
 
 
@@ -240,6 +243,7 @@ def _graphql_pr(repo: str, data: dict[str, Any]) -> PullRequest:
         draft=bool(data.get("isDraft")),
         state="open" if data.get("state") == "OPEN" else "closed",
         html_url=str(data.get("url") or ""),
+        labels=label_names(data.get("labels")),
     )
 
 

@@ -41,6 +41,7 @@ class LocalPort:
     repo: str = "local/repo"
     prs: dict[int, tuple[str, str]] = field(default_factory=dict)
     author: str = "contributor"
+    labels: tuple[str, ...] = ()  # the PR's, as the delivery named them
     default_ref: str = "HEAD"
     permissions: dict[str, str] = field(default_factory=dict)
     writes: list[Write] = field(default_factory=list)
@@ -74,6 +75,7 @@ class LocalPort:
             base_ref=base,
             draft=False,
             state="open",
+            labels=self.labels,
         )
 
     def pull_files(self, repo: str, number: int, *, expected: int | None = None) -> list[ChangedFile]:

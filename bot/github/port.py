@@ -23,10 +23,22 @@ class PullRequest:
     draft: bool
     state: str
     html_url: str = ""
+    labels: tuple[str, ...] = ()  # what the repository's own CI may be gated on (`run-ci-extra`)
 
     @property
     def is_fork(self) -> bool:
         return self.head_repo is not None and self.head_repo != self.repo
+
+
+def label_names(labels: Any) -> tuple[str, ...]:
+    """The names of a PR's labels as GitHub sends them: a list of label objects (REST and
+    webhooks) or a connection's ``nodes`` (GraphQL); nothing for anything else."""
+    if isinstance(labels, dict):
+        labels = labels.get("nodes")
+    if not isinstance(labels, list):
+        return ()
+    return tuple(label["name"] for label in labels
+                 if isinstance(label, dict) and isinstance(label.get("name"), str))
 
 
 @dataclass(frozen=True)

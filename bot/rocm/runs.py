@@ -176,6 +176,19 @@ class RocmRuns:
             failed = payloads.refusal_check(head, refusal.reason, refusal.rule)
             self._effects.make_check(key, self.repo, failed)
 
+    def after_relabel(self, before: Selection | None, tests: Sequence[SelectedTest],
+                      failing: Sequence[str]) -> None:
+        """The head was analysed again because its labels changed (what the repository's own CI
+        runs for it may have): nothing more happens when it selects what it did (``before``);
+        otherwise the tests no dispatch of this head has run go as after a push."""
+        if before is not None and before.holds(tests):
+            return
+        head = self.pr.head_sha
+        sent = {(d.suite, path) for d in self._store.for_pr(self.repo, self.number, head) for path in d.tests}
+        rest = [t for t in tests if (t.suite, t.path) not in sent]
+        if rest:
+            self.after_analysis(rest, failing)
+
     def rerun(self, record: Dispatch, login: str) -> None:
         """"Re-run" on a dispatch's check: the same tests again, as a request by ``login``."""
         if self.pr.head_sha != record.head_sha or self.pr.state != "open":

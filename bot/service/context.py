@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.github.effects import Effects
 from bot.github.policy import policy
-from bot.github.port import GitHubPort, PullRequest
+from bot.github.port import GitHubPort, PullRequest, label_names
 from bot.service.events import Event
 from bot.store.store import Store
 from config.repo import LoadedConfig
@@ -95,6 +95,7 @@ def local_ports(repo_path: str) -> PortFactory:
         local.prs = {event.pr_number: (base, head)}
         local.default_ref = base
         local.author = str((pr.get("user") or {}).get("login") or "contributor")
+        local.labels = label_names(pr.get("labels"))
         local.writes.clear()
         return local
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +63,10 @@ class Selection:
     gpu_minutes: float
     check_run_id: int | None
     state: str
+
+    def holds(self, tests: Sequence[SelectedTest]) -> bool:
+        """Whether this is a selection of the same tests (each by suite and path)."""
+        return tests_hash(self.tests) == tests_hash(list(tests))
 
 
 @dataclass(frozen=True)

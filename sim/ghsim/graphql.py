@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ghsim.diff import is_binary
 from ghsim.objects import TREE_MODE, Commit
-from ghsim.state import Account, Repository, SimulatorState, iso
+from ghsim.state import Account, Repository, SimulatorState, iso, node_id
 
 _TOKEN = re.compile(
     r'''
@@ -295,6 +296,30 @@ def _pull_request(ex: Executor, node: _Node, args: dict[str, Any]) -> Any:
     return _Node("PullRequest", pull)
 
 
+MAX_PAGE = 100
+
+
+def _labels(ex: Executor, node: _Node, args: dict[str, Any]) -> Any:
+    """A PR's labels, a connection: its first (or last) ``n``, as GitHub requires one of them."""
+    first, last = args.get("first"), args.get("last")
+    if first is None and last is None:
+        raise GraphQLError("You must provide a `first` or `last` value to properly paginate the `labels` "
+                           "connection.")
+    which, count = ("first", first) if first is not None else ("last", last)
+    if not isinstance(count, int):
+        raise GraphQLError(f"Argument '{which}' on Field 'labels' has an invalid value ({count}). "
+                           "Expected type 'Int'.")
+    if count < 0:
+        raise GraphQLError(f"`{which}` on the `labels` connection cannot be less than zero.")
+    if count > MAX_PAGE:
+        raise GraphQLError(f"Requesting {count} records on the `labels` connection exceeds the "
+                           f"`{which}` limit of {MAX_PAGE} records.")
+    pull = node.value
+    labels = ex.state.labels_on(pull.repo, pull.number)
+    page = labels[:count] if first is not None else labels[len(labels) - count:]
+    return _Node("LabelConnection", (pull.repo, labels, page))
+
+
 def _actor(account: Account) -> _Node:
     return _Node("Bot" if account.type == "Bot" else "User", account)
 
@@ -340,6 +365,20 @@ _FIELDS: dict[str, dict[str, Resolver]] = {
         "url": lambda ex, node, args: f"{ex.base}/{node.value.repo.full_name}/pull/{node.value.number}",
         "author": lambda ex, node, args: _actor(node.value.user),
         "headRepository": lambda ex, node, args: _Node("Repository", node.value.head_repo),
+        "labels": _labels,
+    },
+    "LabelConnection": {
+        "totalCount": lambda ex, node, args: len(node.value[1]),
+        "nodes": lambda ex, node, args: [_Node("Label", (node.value[0], label)) for label in node.value[2]],
+    },
+    "Label": {
+        "id": lambda ex, node, args: node_id("LA", node.value[1].id),
+        "name": lambda ex, node, args: node.value[1].name,
+        "color": lambda ex, node, args: node.value[1].color,
+        "description": lambda ex, node, args: node.value[1].description,
+        "isDefault": lambda ex, node, args: node.value[1].default,
+        "url": lambda ex, node, args: f"{ex.base}/{node.value[0].full_name}/labels/"
+        + urllib.parse.quote(node.value[1].name, safe=""),
     },
     "User": {"login": lambda ex, node, args: node.value.login},
     "Bot": {"login": lambda ex, node, args: node.value.login.removesuffix("[bot]")},

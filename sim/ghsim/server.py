@@ -14,7 +14,7 @@ import uvicorn
 
 from ghsim.app import SimulatorApp, create_simulator
 from ghsim.faults import FaultPlan, RateLimiter
-from ghsim.state import HookDelivery, SimulatorState, WorkflowJob, WorkflowRun
+from ghsim.state import HookDelivery, PullRequest, SimulatorState, WorkflowJob, WorkflowRun
 from ghsim.webhooks.delivery import deliver
 from ghsim.webhooks.payloads import Payloads
 
@@ -74,6 +74,29 @@ class Simulator:
             found = run if isinstance(run, WorkflowRun) else self.state.runs[run]
             self.deliver("workflow_job", self.payloads.workflow_job(found, status, job=job))
         return job
+
+
+    def add_label(
+        self, pull: PullRequest, name: str, *, sender: str = "maintainer", notify: bool = False
+    ) -> bool:
+        """A person labels a PR (GitHub's "Labels" menu); with ``notify`` deliver the
+        ``pull_request`` labeled webhook. False, and nothing delivered, when it had the label."""
+        added = bool(self.state.add_labels(pull.repo, pull.number, [name]))
+        if added and notify:
+            payload = self.payloads.pull_request(pull, "labeled", label=name, sender=sender)
+            self.deliver("pull_request", payload)
+        return added
+
+    def remove_label(
+        self, pull: PullRequest, name: str, *, sender: str = "maintainer", notify: bool = False
+    ) -> bool:
+        """A person takes a label off a PR; with ``notify`` deliver ``pull_request`` unlabeled.
+        False, and nothing delivered, when it did not have the label."""
+        removed = self.state.remove_label(pull.repo, pull.number, name) is not None
+        if removed and notify:
+            payload = self.payloads.pull_request(pull, "unlabeled", label=name, sender=sender)
+            self.deliver("pull_request", payload)
+        return removed
 
 
 def free_port() -> int:

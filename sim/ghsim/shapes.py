@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from ghsim.state import (
     Installation,
     Issue,
     IssueComment,
+    Label,
     PullRequest,
     Reaction,
     Repository,
@@ -366,6 +368,21 @@ class Shapes:
         }
 
     # -- issues, pulls, comments -----------------------------------------------------------------
+    def label(self, repo: Repository, label: Label) -> dict[str, Any]:
+        return {
+            "id": label.id,
+            "node_id": node_id("LA", label.id),
+            "url": f"{self.repo_url(repo)}/labels/{urllib.parse.quote(label.name, safe='')}",
+            "name": label.name,
+            "color": label.color,
+            "default": label.default,
+            "description": label.description,
+        }
+
+    def labels(self, repo: Repository, number: int) -> list[dict[str, Any]]:
+        """The labels issue or PR ``number`` carries."""
+        return [self.label(repo, label) for label in self.state.labels_on(repo, number)]
+
     def reactions_rollup(self, url: str, reactions: list[Reaction]) -> dict[str, Any]:
         counts = {name: sum(1 for r in reactions if r.content == name) for name in REACTIONS}
         return {"url": url, "total_count": len(reactions), **counts}
@@ -387,7 +404,7 @@ class Shapes:
             "title": issue.title,
             "body": issue.body,
             "user": self.user(issue.user),
-            "labels": [],
+            "labels": self.labels(issue.repo, issue.number),
             "assignee": None,
             "assignees": [],
             "milestone": None,
@@ -487,7 +504,7 @@ class Shapes:
             "title": pull.title,
             "user": self.user(pull.user),
             "body": pull.body,
-            "labels": [],
+            "labels": self.labels(pull.repo, pull.number),
             "milestone": None,
             "active_lock_reason": None,
             "created_at": iso(pull.created_at),

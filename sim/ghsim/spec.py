@@ -22,6 +22,12 @@ RESPONSE_QUIRKS = {
     "apps/list-installations": r"\d+/account: ",
 }
 
+# Where the description's prose accepts a request body its schema does not, requests follow the prose.
+REQUEST_ALTERNATIVES: dict[str, dict[str, Any]] = {
+    # "You can also pass an `array` of labels directly" (PyGithub's `add_to_labels` does)
+    "issues/add-labels": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+}
+
 
 def _to_json_schema(node: Any) -> Any:
     """OpenAPI 3.0 schema objects to JSON Schema: ``nullable`` becomes a null type, refs become absolute."""
@@ -174,7 +180,11 @@ class Spec:
             return []
         if not present:
             return ["Request body is required"] if operation.body_required else []
-        return [_describe(e) for e in self.validator(operation.body_schema).iter_errors(body)]
+        errors = [_describe(e) for e in self.validator(operation.body_schema).iter_errors(body)]
+        alternative = REQUEST_ALTERNATIVES.get(operation.operation_id)
+        if errors and alternative is not None and self.validator(alternative).is_valid(body):
+            return []
+        return errors
 
     # -- responses -------------------------------------------------------------------------------
     def validate_response(self, operation: Operation, status: int, body: Any) -> list[str]:

@@ -166,8 +166,19 @@ class WorkflowJob:
 
 
 @dataclass
+class Label:
+    """A repository's label; issues and pull requests carry some."""
+
+    id: int
+    name: str
+    color: str = "ededed"  # GitHub's colour for a label made by naming it
+    description: str | None = None
+    default: bool = False
+
+
+@dataclass
 class Repository:
-    """A repository: refs over a shared object store, plus workflows and collaborators."""
+    """A repository: refs over a shared object store, plus workflows, collaborators and labels."""
 
     id: int
     owner: Account
@@ -179,6 +190,7 @@ class Repository:
     tags: dict[str, str] = field(default_factory=dict)
     workflows: dict[int, Workflow] = field(default_factory=dict)
     collaborators: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, Label] = field(default_factory=dict)  # by name, lower-cased
     fork_of: Repository | None = None
     created_at: datetime = field(default_factory=utcnow)
 
@@ -237,6 +249,7 @@ class Issue:
     updated_at: datetime = field(default_factory=utcnow)
     closed_at: datetime | None = None
     pull: PullRequest | None = None
+    labels: list[Label] = field(default_factory=list)
 
 
 @dataclass
@@ -723,6 +736,52 @@ class SimulatorState:
             comment = IssueComment(7_000_000 + self.next_id(), repo, number, self.account(author), body)
             self.issue_comments[comment.id] = comment
             return comment
+
+    def label(
+        self, repo: Repository, name: str, *, color: str = "ededed", description: str | None = None
+    ) -> Label:
+        """The repository's label ``name`` (names are case-insensitive), made on first use."""
+        with self.lock:
+            found = repo.labels.get(name.lower())
+            if found is None:
+                found = Label(6_000_000 + self.next_id(), name, color, description)
+                repo.labels[name.lower()] = found
+            return found
+
+    def add_labels(self, repo: Repository, number: int, names: Iterable[str]) -> list[Label]:
+        """Label issue or PR ``number`` (a label it lacks is made, as GitHub does); the labels
+        it did not carry before, in order."""
+        with self.lock:
+            issue = self.issues[(repo.full_name.lower(), number)]
+            added = []
+            for name in names:
+                label = self.label(repo, name)
+                if label not in issue.labels:
+                    issue.labels.append(label)
+                    added.append(label)
+            if added:
+                issue.updated_at = utcnow()
+                if issue.pull is not None:
+                    issue.pull.updated_at = issue.updated_at
+            return added
+
+    def remove_label(self, repo: Repository, number: int, name: str) -> Label | None:
+        """Take label ``name`` off issue or PR ``number``; None when it did not carry it."""
+        with self.lock:
+            issue = self.issues[(repo.full_name.lower(), number)]
+            found = next((label for label in issue.labels if label.name.lower() == name.lower()), None)
+            if found is not None:
+                issue.labels.remove(found)
+                issue.updated_at = utcnow()
+                if issue.pull is not None:
+                    issue.pull.updated_at = issue.updated_at
+            return found
+
+    def labels_on(self, repo: Repository, number: int) -> list[Label]:
+        """The labels issue or PR ``number`` carries, in the order they were added."""
+        with self.lock:
+            issue = self.issues.get((repo.full_name.lower(), number))
+            return list(issue.labels) if issue else []
 
     def comments_on(self, repo: Repository, number: int) -> list[IssueComment]:
         with self.lock:

@@ -13,7 +13,7 @@ from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonS
 
 from bot.analysis.engine import analyze
 from bot.analysis.findings import Finding, Severity, finding
-from bot.analysis.report import Report, Selected, Table, TestEntry
+from bot.analysis.report import RepoCi, Report, Selected, Skipped, Table, TestEntry
 from bot.analysis.tree import GitRepository
 from bot.cli.demo import build_example
 from bot.formats import FORMATS, github_actions, markdown, sarif, text
@@ -307,3 +307,31 @@ def test_table_cells_keep_code_spans_and_never_split_on_a_pipe() -> None:
     rendered = markdown.render(Report("audit", None, "b" * 40, [], [], [], [table]))
     assert "| x \\(via `r.txt`\\) |" in rendered
     assert "\n`?`: not determined statically" in rendered
+
+
+def _gated(labels: tuple[str, ...], runs: bool) -> Report:
+    """A PR touching a test whose suite the repository's CI runs only with `run-ci-extra`."""
+    path, suite = "test/registered/test_extra.py", "extra-a-test-1-gpu-small-amd"
+    entry = TestEntry(path, 3, "<module>", "rocm", suite, 1, 60, None, "modified",
+                      tier="direct", cadence="on-label", gate="run-ci-extra")
+    return Report(
+        mode="analyze", base="a" * 40, head="b" * 40, tests=[entry], selected=[], findings=[],
+        skipped=[Skipped(path, suite, "on-label", path, "the test file changed", gate="run-ci-extra")],
+        dispatch_mode="targeted", repo_ci=RepoCi(int(runs), 0, 0, labels),
+        ci_runs={(path, suite): (runs, "`extra-a` in `pr-amd-extra.yml`")},
+    )
+
+
+def test_the_summary_asks_for_a_gate_label_only_when_the_pr_lacks_it() -> None:
+    lacking = markdown.render(_gated(("run-ci",), runs=False))
+    assert "Add the `run-ci-extra` label to run 1 more affected test in the repository's own CI." in lacking
+    assert "| needs label run-ci-extra |" in lacking
+    carrying = markdown.render(_gated(("run-ci", "run-ci-extra"), runs=True))
+    assert "Add the" not in carrying
+    assert ("With the `run-ci-extra` label this PR carries, the repository's own CI runs 1 more "
+            "affected test.") in carrying
+    assert "The repository's own CI runs 1 AMD test for this PR (with `run-ci`, `run-ci-extra`)" in carrying
+    assert "| runs with label run-ci-extra |" in carrying
+    # carried, but its job does not run (another gate fails): neither asked for nor claimed
+    blocked = markdown.render(_gated(("run-ci-extra",), runs=False))
+    assert "Add the" not in blocked and "With the" not in blocked

@@ -124,3 +124,29 @@ def test_a_pull_request_comes_with_its_head_base_and_author(sim: Simulator, worl
     sim.state.set_pull_state(pull, merged=True, state="closed")
     again = query(sim, world, text)["data"]["repository"]["pr"]
     assert again["author"] == {"__typename": "Bot", "login": "helper"} and again["state"] == "MERGED"
+
+
+def test_a_pull_requests_labels_are_a_connection_that_needs_a_page_size(sim: Simulator, world: World) -> None:
+    sim.state.add_labels(world.repo, world.pull.number, ["run-ci", "run-ci-extra", "perf"])
+    number = world.pull.number
+    pull_request = f'{{ repository(owner: "rocm-org", name: "miles") {{ pullRequest(number: {number}) '
+    text = pull_request + (
+        "{ a: labels(first: 2) { totalCount nodes { name color description isDefault url id } } "
+        "b: labels(last: 1) { nodes { name } } } } }"
+    )
+    pull = query(sim, world, text)["data"]["repository"]["pullRequest"]
+    assert pull["a"]["totalCount"] == 3
+    assert [x["name"] for x in pull["a"]["nodes"]] == ["run-ci", "run-ci-extra"]
+    first = pull["a"]["nodes"][0]
+    assert (first["color"], first["description"], first["isDefault"]) == ("ededed", None, False)
+    assert first["url"] == f"{sim.url}/rocm-org/miles/labels/run-ci" and first["id"].startswith("LA_")
+    assert pull["b"]["nodes"] == [{"name": "perf"}]
+    for arguments, message in (
+        ("", "You must provide a `first` or `last` value"),
+        ("(first: 101)", "exceeds the `first` limit of 100 records"),
+        ("(last: -1)", "cannot be less than zero"),
+        ('(first: "2")', "Expected type 'Int'"),
+    ):
+        text = pull_request + f"{{ labels{arguments} {{ nodes {{ name }} }} }} }} }}"
+        (error,) = query(sim, world, text)["errors"]
+        assert message in error["message"], arguments

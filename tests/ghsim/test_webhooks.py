@@ -104,6 +104,8 @@ def builders(sim: Simulator, world: World) -> dict[str, Callable[[], dict[str, A
         "pull_request.reopened": lambda: build.pull_request(pull, "reopened"),
         "pull_request.ready_for_review": lambda: build.pull_request(pull, "ready_for_review"),
         "pull_request.closed": lambda: build.pull_request(pull, "closed"),
+        "pull_request.labeled": lambda: build.pull_request(pull, "labeled", label="run-ci-extra"),
+        "pull_request.unlabeled": lambda: build.pull_request(pull, "unlabeled", label="run-ci"),
         "issue_comment.created": lambda: build.issue_comment(comment),
         "issue_comment.edited": lambda: build.issue_comment(comment, "edited", previous_body="/run-amd"),
         "pull_request_review.submitted": lambda: build.pull_request_review(review),
@@ -235,3 +237,25 @@ def test_a_delivery_sent_elsewhere_can_be_recorded(sim: Simulator, world: World)
         "OK",
     )
     assert sim.state.deliveries == [recorded]
+
+
+def test_labelling_a_pr_can_notify_the_app(sim: Simulator, world: World, receiver: Receiver) -> None:
+    sim.state.configure_webhook(receiver.url, SECRET)
+    assert sim.add_label(world.pull, "run-ci", notify=True)
+    assert sim.add_label(world.pull, "run-ci-extra", sender="lead", notify=True)
+    assert not sim.add_label(world.pull, "RUN-CI", notify=True)  # carried already: no news
+    assert len(receiver.received) == 2
+    labeled = json.loads(receiver.received[-1][1])
+    assert (labeled["action"], labeled["label"]["name"], labeled["sender"]["login"]) == (
+        "labeled", "run-ci-extra", "lead")
+    assert [x["name"] for x in labeled["pull_request"]["labels"]] == ["run-ci", "run-ci-extra"]
+    assert labeled["label"]["url"] == f"{sim.url}/repos/rocm-org/miles/labels/run-ci-extra"
+    assert validate_payload("pull_request", labeled) == []
+    assert sim.remove_label(world.pull, "run-ci", notify=True)
+    assert not sim.remove_label(world.pull, "run-ci", notify=True)
+    unlabeled = json.loads(receiver.received[-1][1])
+    assert (unlabeled["action"], unlabeled["label"]["name"]) == ("unlabeled", "run-ci")
+    assert [x["name"] for x in unlabeled["pull_request"]["labels"]] == ["run-ci-extra"]
+    assert len(receiver.received) == 3
+    with pytest.raises(ValueError, match="names its label"):
+        sim.payloads.pull_request(world.pull, "labeled")

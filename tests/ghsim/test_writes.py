@@ -182,3 +182,49 @@ def test_a_completed_check_run_needs_a_conclusion(sim: Simulator, world: World, 
     with pytest.raises(github.GithubException) as raised:
         gh.get_repo("rocm-org/miles").create_check_run("x", world.pull.head_sha, status="completed")
     assert raised.value.status == 422
+
+
+def test_labels_are_added_listed_shown_on_the_pull_and_removed(
+    sim: Simulator, world: World, gh: github.Github
+) -> None:
+    issue = gh.get_repo("rocm-org/miles").get_issue(world.pull.number)
+    issue.add_to_labels("run-ci")
+    issue.add_to_labels("run-ci-extra", "run-ci")  # one it has: not twice
+    assert [x.name for x in pull(gh, world).labels] == ["run-ci", "run-ci-extra"]
+    assert [x.name for x in issue.get_labels()] == ["run-ci", "run-ci-extra"]
+    shown = pull(gh, world).labels[1]
+    assert (shown.color, shown.description) == ("ededed", None)
+    assert shown.url == f"{sim.url}/repos/rocm-org/miles/labels/run-ci-extra"
+    assert [x.name for x in world.repo.labels.values()] == ["run-ci", "run-ci-extra"]
+    issue.remove_from_labels("run-ci")
+    assert [x.name for x in sim.state.labels_on(world.repo, world.pull.number)] == ["run-ci-extra"]
+    with pytest.raises(github.GithubException) as missing:
+        issue.remove_from_labels("run-ci")
+    assert (missing.value.status, missing.value.data["message"]) == (404, "Label does not exist")
+    assert world.repo.labels["run-ci"].name == "run-ci"  # the repository keeps its label
+    base = f"/repos/rocm-org/miles/issues/{world.pull.number}/labels"
+    writes = [(c.method, c.path, c.status) for c in sim.state.writes if c.path.startswith(base)]
+    assert writes == [("POST", base, 200), ("POST", base, 200), ("DELETE", f"{base}/run-ci", 200),
+                      ("DELETE", f"{base}/run-ci", 404)]
+    assert sim.state.find_calls("POST", base)[0].body == ["run-ci"]  # a bare array, as the prose allows
+
+
+def test_labels_named_as_objects_are_added_and_suggestions_are_not(
+    sim: Simulator, world: World, gh: github.Github
+) -> None:
+    base = f"/repos/rocm-org/miles/issues/{world.pull.number}/labels"
+    requester = gh.requester
+    _, added = requester.requestJsonAndCheck(
+        "POST", base, input={"labels": [{"name": "run-ci"}, {"name": "perf", "suggest": True}]})
+    assert [x["name"] for x in added] == ["run-ci"]
+    with pytest.raises(github.GithubException) as empty:
+        requester.requestJsonAndCheck("POST", base, input={"labels": []})
+    assert empty.value.status == 422 and sim.state.validation_failures  # minItems: 1
+    sim.state.reset_calls()
+    with pytest.raises(github.GithubException) as absent:
+        requester.requestJsonAndCheck("POST", base, input={})
+    assert absent.value.status == 422 and "labels" in absent.value.data["message"]
+    with pytest.raises(github.GithubException) as nowhere:
+        requester.requestJsonAndCheck("POST", "/repos/rocm-org/miles/issues/999/labels",
+                                      input={"labels": ["x"]})
+    assert nowhere.value.status == 404

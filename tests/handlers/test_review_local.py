@@ -17,9 +17,10 @@ from bot.github.port import CheckRun
 from bot.github.publish import SUMMARY_MARKER, SummaryState
 from bot.service.context import HandlerContext
 from bot.service.events import Event
+from bot.store.dispatch import DispatchStore
 from bot.store.store import Store
 from config.settings import Settings
-from handlers.review import review_pull_request
+from handlers.review import relabel_pull_request, review_pull_request
 
 
 @pytest.fixture
@@ -59,6 +60,28 @@ def test_publishes_a_check_run_a_summary_and_no_duplicate_on_redelivery(
     again = _event(head, "d2")
     review_pull_request(again, _ctx(port, store, again))
     assert len(port.writes) == before  # same head, same content: nothing new
+
+
+def test_a_label_analyses_the_head_again_and_leaves_an_unchanged_selection_where_it_stands(
+    setup: tuple[LocalPort, Store, str, str],
+) -> None:
+    port, store, _, head = setup
+    review_pull_request(_event(head), _ctx(port, store, _event(head)))
+    selections = DispatchStore(store)
+    chosen = selections.selection("octo/miles", 7, head)
+    assert chosen is not None and chosen.tests
+    selections.set_selection("octo/miles", 7, head, state="pending")  # waiting for a maintainer
+    before = len(port.writes)
+    port.labels = ("run-ci-extra",)  # no job of this repository is gated on it
+    labeled = _event(head, "d2", action="labeled")
+    relabel_pull_request(labeled, _ctx(port, store, labeled))
+    again = selections.selection("octo/miles", 7, head)
+    assert again is not None and again.state == "pending" and again.holds(chosen.tests)
+    # the report names the PR's labels: the check and the summary say so; nothing else is made
+    assert [w.kind for w in port.writes[before:]] == ["check_run_update", "comment_edit"]
+    assert "for this PR (with `run-ci-extra`)" in port.writes[-1].payload["body"]
+    relabel_pull_request(labeled, _ctx(port, store, labeled))  # delivered twice: nothing new
+    assert len(port.writes) == before + 2
 
 
 def test_a_stale_delivery_does_nothing(setup: tuple[LocalPort, Store, str, str]) -> None:

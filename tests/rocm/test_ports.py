@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.cli.demo import build_example
 from bot.github.adapter import PyGithubPort
 from bot.github.local import LocalPort
 from bot.github.port import Checks, Conversation, GitHubPort, Permissions, Workflows
 from bot.rocm.authz import actor
+from bot.service.context import local_ports
+from bot.service.events import Event
 from config.repo import DispatchConfig
 
 
@@ -53,3 +56,15 @@ def test_the_local_port_answers_who_may_run(tmp_path: Path) -> None:
     permissions, *_ = narrow(local)
     assert actor(permissions, "local/repo", "lead", DispatchConfig()).maintainer
     assert not actor(permissions, "local/repo", "anyone", DispatchConfig()).trusted
+
+
+def test_the_local_port_reads_the_prs_labels_from_its_delivery(tmp_path: Path) -> None:
+    base, head = build_example(tmp_path / "repo")
+    pull = {"number": 7, "base": {"sha": base}, "head": {"sha": head},
+            "labels": [{"name": "run-ci"}, {"name": "run-ci-extra"}, {"id": 3}]}
+    event = Event.from_payload("pull_request", "d1", {
+        "action": "labeled", "number": 7, "pull_request": pull, "repository": {"full_name": "octo/miles"}})
+    port = local_ports(str(tmp_path / "repo"))(event)
+    assert port is not None
+    pr = port.pull_request("octo/miles", 7)
+    assert (pr.head_sha, pr.labels) == (head, ("run-ci", "run-ci-extra"))

@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from ghsim.diff import FileDiff
 from ghsim.endpoints.base import ApiError, Ctx, handles, json_response, not_found, paginate, unprocessable
 from ghsim.endpoints.repos import pull_of
-from ghsim.state import Account, IssueComment, Reaction, Review, ReviewComment, utcnow
+from ghsim.state import Account, IssueComment, Reaction, Repository, Review, ReviewComment, utcnow
 
 MAX_BODY = 65536
 _REVIEW_STATES = {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED"}
@@ -70,6 +70,44 @@ def create_comment(ctx: Ctx) -> Response:
     ctx.state.issue_comments[comment.id] = comment
     shape = ctx.shapes.issue_comment(comment)
     return json_response(shape, 201, {"Location": shape["url"]})
+
+
+# -- labels --------------------------------------------------------------------------------------
+def _labelled(ctx: Ctx) -> tuple[Repository, int]:
+    repo = ctx.repo()
+    number = ctx.int_param("issue_number")
+    if ctx.state.issue(repo, number) is None:
+        raise not_found()
+    return repo, number
+
+
+@handles("issues/list-labels-on-issue")
+def list_labels(ctx: Ctx) -> Response:
+    repo, number = _labelled(ctx)
+    return paginate(ctx, ctx.shapes.labels(repo, number))
+
+
+@handles("issues/add-labels")
+def add_labels(ctx: Ctx) -> Response:
+    """Add to the labels an issue or PR carries (a name the repository lacks makes a label);
+    the answer lists all it carries. Nothing sends a webhook: see `Simulator.add_label`."""
+    repo, number = _labelled(ctx)
+    given = ctx.body if isinstance(ctx.body, list) else (ctx.body or {}).get("labels")
+    if not given:
+        raise ApiError(422, 'Invalid request.\n\n"labels" wasn\'t supplied.')
+    # a suggestion waits for a person to accept it: not applied
+    names = [item if isinstance(item, str) else item["name"]
+             for item in given if isinstance(item, str) or not item.get("suggest")]
+    ctx.state.add_labels(repo, number, names)
+    return json_response(ctx.shapes.labels(repo, number))
+
+
+@handles("issues/remove-label")
+def remove_label(ctx: Ctx) -> Response:
+    repo, number = _labelled(ctx)
+    if ctx.state.remove_label(repo, number, str(ctx.params["name"])) is None:
+        raise ApiError(404, "Label does not exist")
+    return json_response(ctx.shapes.labels(repo, number))
 
 
 def _comment(ctx: Ctx) -> IssueComment:

@@ -8,11 +8,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ghsim.shapes import Shapes
 from ghsim.state import (
     Account,
     CheckRun,
     Installation,
     IssueComment,
+    Label,
     PullRequest,
     Repository,
     Review,
@@ -166,8 +168,12 @@ class Payloads:
         *,
         sender: Account | str | None = None,
         before: str | None = None,
+        label: str | None = None,
     ) -> dict[str, Any]:
-        """``pull_request`` with ``action``; for synchronize, ``before`` is the previous head."""
+        """``pull_request`` with ``action``; for synchronize, ``before`` is the previous head; for
+        labeled and unlabeled, ``label`` is the label added or taken off."""
+        if action in ("labeled", "unlabeled") and label is None:
+            raise ValueError(f"a pull_request {action} payload names its label")
         payload = self._start("pull_request", action, pull.repo)
         payload["number"] = pull.number
         target = payload["pull_request"]
@@ -175,6 +181,8 @@ class Payloads:
         if action == "synchronize":
             payload["before"] = before or pull.base_sha
             payload["after"] = pull.head_sha
+        if label is not None:
+            payload["label"] = self._label(pull.repo, self.state.label(pull.repo, label))
         # The action implies the state GitHub reports even if the test has not changed the PR itself.
         if action == "closed":
             target.update({"state": "closed", "closed_at": iso(pull.closed_at or utcnow())})
@@ -206,6 +214,9 @@ class Payloads:
             "changed_files": len(files),
         }
         target.update({k: v for k, v in values.items() if k in target})  # shapes differ between events
+        if "labels" in target:
+            carried = self.state.labels_on(pull.repo, pull.number)
+            target["labels"] = [self._label(pull.repo, label) for label in carried]
         self._user(target["user"], pull.user)
         for side, repo, ref, sha in (
             ("head", pull.head_repo, pull.head_ref, pull.head_sha),
@@ -215,6 +226,9 @@ class Payloads:
             end.update({"ref": ref, "sha": sha, "label": f"{repo.owner.login}:{ref}"})
             self._user(end["user"], repo.owner)
             self._repository(end["repo"], repo)
+
+    def _label(self, repo: Repository, label: Label) -> dict[str, Any]:
+        return Shapes(self.state, self.base).label(repo, label)  # webhooks carry the REST shape
 
     def issue_comment(
         self, comment: IssueComment, action: str = "created", *, previous_body: str | None = None

@@ -27,7 +27,8 @@ HERE = Path(__file__).resolve().parent
 
 # event -> actions kept (None: an event without actions, such as ping).
 EVENTS: dict[str, tuple[str | None, ...]] = {
-    "pull_request": ("opened", "synchronize", "reopened", "ready_for_review", "closed"),
+    "pull_request": ("opened", "synchronize", "reopened", "ready_for_review", "closed", "labeled",
+                     "unlabeled"),
     "issue_comment": ("created", "edited"),
     "pull_request_review": ("submitted",),
     "check_run": ("requested_action", "rerequested"),
