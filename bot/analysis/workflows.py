@@ -7,7 +7,6 @@ that a command that reads none never loads PyYAML.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -105,21 +104,6 @@ def workflow_env(text: str) -> list[EnvSetting]:
     from bot.analysis import workflow_nodes
 
     return workflow_nodes.workflow_env(text)
-
-
-PR_EVENTS = frozenset({"pull_request", "pull_request_target"})
-_EVENT_TEST = re.compile(r"github\.event_name\s*(==|!=)\s*'([a-z_]+)'")
-
-
-def job_events(events: frozenset[str], condition: str | None) -> frozenset[str]:
-    """The events a job runs on, of those its workflow runs on: its `if:` may keep some
-    (`github.event_name == 'schedule'`) or leave some out (`!= 'pull_request'`)."""
-    if condition is None:
-        return events
-    kept = {name for op, name in _EVENT_TEST.findall(condition) if op == "=="}
-    dropped = {name for op, name in _EVENT_TEST.findall(condition) if op == "!="}
-    out = events & kept if kept else events
-    return frozenset(out - dropped)
 
 
 def strip_expression(condition: str) -> str:

@@ -9,7 +9,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.analysis import workflow_nodes, workflows
+from bot.analysis import workflow_nodes
 from bot.analysis.source import Unreadable
 from bot.analysis.workflows import Workflow, parse_workflow, strip_expression
 
@@ -318,19 +318,6 @@ def test_a_job_span_covers_its_node() -> None:
     first, second = parse(text).jobs
     assert "stage-a" in text[first.span[0]:first.span[1]]
     assert "stage-a" not in text[second.span[0]:second.span[1]]
-
-
-@pytest.mark.parametrize(("condition", "expected"), [
-    (None, {"pull_request", "schedule"}),
-    ("github.event_name == 'schedule'", {"schedule"}),
-    ("${{ github.event_name != 'pull_request' }}", {"schedule"}),
-    ("github.event_name == 'pull_request' || github.event_name == 'schedule'", {"pull_request", "schedule"}),
-    ("always()", {"pull_request", "schedule"}),
-])
-def test_job_events_read_the_event_name_tests_of_its_condition(condition: str | None,
-                                                               expected: set[str]) -> None:
-    events = frozenset({"pull_request", "schedule"})
-    assert workflows.job_events(events, condition) == frozenset(expected)
 
 
 def test_what_the_ci_model_reads_triggers_needs_outputs_and_steps() -> None:

@@ -1,12 +1,6 @@
-"""What the repository's own CI runs: which workflows run each suite, on which events, and
-which files the per-PR ROCm environment reads.
-
-A suite is **per-PR** when a job of a workflow that runs for pull requests names it (in its
-command, its `with:` inputs or its matrix), **nightly** when only scheduled (or other
-non-PR) runs do, and **external** when no workflow of the repository names it. A reusable
-workflow (`workflow_call`) runs on its callers' events; one that no workflow of the
-repository calls is called from elsewhere and counts as run for pull requests, as does a
-workflow without `on:` (a fragment GitHub would not run, kept as the tests wrote it).
+"""The workflows of one revision: the CI model over them (:mod:`bot.analysis.ci.cadence`:
+each suite's cadence, what the CI runs for a PR), and which files the per-PR ROCm
+environment reads.
 
 The per-PR ROCm environment is what a pull request's ROCm jobs run in and read: the ROCm
 workflows that run for pull requests (a name that says ROCm or AMD, the reusable workflows
@@ -22,16 +16,15 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from bot.analysis.ci.cadence import CiModel, SuiteCadence, named
+from bot.analysis.ci.cadence import CiModel, SuiteCadence
 from bot.analysis.ci.model import Event
 from bot.analysis.ci.registry import SuiteRegistry, find_registry
 from bot.analysis.dockerfile import parse_dockerfile
 from bot.analysis.pins import is_rocm_name
 from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.tree import match
-from bot.analysis.workflows import PR_EVENTS, Job, Step, Workflow, job_events, parse_workflow
+from bot.analysis.workflows import Job, Step, Workflow, parse_workflow
 
-_CALLED = "workflow_call"
 _DOCKERFILES = ["**/Dockerfile*", "**/*.dockerfile", "Dockerfile*", "*.dockerfile"]
 # a word of a job that may name a repository file or folder: `docker/amd_patch/*.patch`
 _WORD = re.compile(r"[\w.*?\[\]/-]+")
@@ -44,11 +37,10 @@ _WHOLE = frozenset({"", ".", "./", "*", "**", "/", "..", "-"})
 
 @dataclass
 class _Read:
-    """One workflow as read: its jobs, its text, and the events it runs on."""
+    """One workflow as read: its jobs and its text."""
 
     workflow: Workflow
     text: str
-    events: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -63,24 +55,6 @@ class CiIndex:
     read: Callable[[str], str | None] = lambda path: None
     _built: frozenset[str] | None = None
     _suites: dict[str, frozenset[str] | None] = field(default_factory=dict)
-
-    def events_naming(self, suite: str) -> frozenset[str] | None:
-        """The events of every job that names the suite; None when no workflow names it."""
-        if suite not in self._suites:
-            found: set[str] | None = None
-            for read in self.workflows.values():
-                if not named(read.text, suite, 0, len(read.text)):
-                    continue
-                found = found or set()
-                in_job = False
-                for job in read.workflow.jobs:
-                    if named(read.text, suite, job.span[0], job.span[1]):
-                        found |= job_events(read.events, job.condition)
-                        in_job = True
-                if not in_job:  # named outside the jobs (a workflow-level input or env)
-                    found |= read.events
-            self._suites[suite] = None if found is None else frozenset(found)
-        return self._suites[suite]
 
     def cadence(self, suite: str, nightly: bool, backend: str = "rocm") -> SuiteCadence:
         """A marker's cadence from the workflows, evaluated (the configured override aside)."""
@@ -170,7 +144,8 @@ class CiIndex:
                 if job.calls in self.workflows and job.calls not in rocm:
                     rocm.add(job.calls)
                     todo.append(job.calls)
-        return sorted(p for p in rocm if self.workflows[p].events & PR_EVENTS)
+        return sorted(p for p in rocm if any(self.runs_for_pull_requests(p, job)
+                                             for job in self.workflows[p].workflow.jobs))
 
     def environment(self, changed: Collection[str]) -> list[str]:
         """The changed files that the per-PR ROCm environment reads."""
@@ -233,7 +208,6 @@ def _index(snapshot: Snapshot) -> CiIndex:
         text = snapshot.sources.text(path)
         if isinstance(parsed, Workflow) and isinstance(text, str):
             reads[path] = _Read(parsed, text)
-    _events(reads)
     globs = tuple(snapshot.config.environment)
     images: dict[str, tuple[str, ...]] = {}
     for path in sorted(snapshot.matching(_DOCKERFILES)):
@@ -259,34 +233,6 @@ def _index(snapshot: Snapshot) -> CiIndex:
 def _text_of(snapshot: Snapshot, path: str) -> str | None:
     text = snapshot.sources.text(path)
     return text if isinstance(text, str) else None
-
-
-def _events(reads: dict[str, _Read]) -> None:
-    """Each workflow's events: its own triggers, and for a reusable one its callers' jobs'."""
-    callers: dict[str, list[tuple[str, Job]]] = {}
-    for path, read in reads.items():
-        for job in read.workflow.jobs:
-            if job.calls:
-                callers.setdefault(job.calls, []).append((path, job))
-    done: dict[str, frozenset[str]] = {}
-
-    def events(path: str, depth: int) -> frozenset[str]:
-        if path in done:
-            return done[path]
-        triggers = reads[path].workflow.triggers or frozenset({"pull_request"})  # no `on:`
-        out = set(triggers - {_CALLED})
-        if _CALLED in triggers and depth < 8:
-            calls = callers.get(path, [])
-            if not calls:
-                out.add("pull_request")  # called from another repository's workflows
-            for caller, job in calls:
-                if caller != path:
-                    out |= job_events(events(caller, depth + 1), job.condition)
-        done[path] = frozenset(out)
-        return done[path]
-
-    for path, read in reads.items():
-        read.events = events(path, 0)
 
 
 _CI: Derived[CiIndex] = Derived(_index)
