@@ -273,3 +273,17 @@ def test_a_suite_is_named_where_the_whole_word_pattern_finds_it() -> None:
         for start, end in ((0, len(text)), (1, len(text)), (0, max(len(text) - 1, 0)), (2, len(text) - 2)):
             expected = pattern.search(text, start, end) is not None
             assert _named(text, word, start, end) == expected, (text, start, end)
+
+
+def test_what_a_helper_job_on_a_hosted_runner_reads_is_not_the_rocm_environment(tmp_path: Path) -> None:
+    workflow = (
+        "on: pull_request\njobs:\n"
+        "  monitor:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: python parse.py .github/workflows/nightly-amd.yml\n"
+        "  test:\n    runs-on: [self-hosted, mi300]\n    steps:\n      - run: bash scripts/ci/amd_setup.sh\n"
+    )
+    files = {".github/workflows/pr-amd-monitor.yml": workflow, "scripts/ci/amd_setup.sh": "true\n",
+             ".github/workflows/nightly-amd.yml": "on: schedule\njobs: {}\n"}
+    index = ci_index(Snapshot(FolderTree(_write(tmp_path, files)), defaults()))
+    changed = [".github/workflows/nightly-amd.yml", "scripts/ci/amd_setup.sh"]
+    assert index.environment(changed) == ["scripts/ci/amd_setup.sh"]

@@ -157,7 +157,7 @@ class CiIndex:
             if path in changed:
                 out.add(path)
             for job in read.workflow.jobs:
-                if self.runs_for_pull_requests(path, job):
+                if not _hosted(job) and self.runs_for_pull_requests(path, job):
                     out.update(p for p in changed if _names(_words(read.text, job), p))
         for image, sources in self.rocm_images.items():
             if image in changed:
@@ -166,6 +166,15 @@ class CiIndex:
         out.update(p for p in changed if any(match(g, p) for g in self.environment_globs)
                    and not p.startswith(".github/workflows/"))
         return sorted(out)
+
+
+_HOSTED = re.compile(r"^(?:ubuntu|windows|macos)-(?:latest|[\d.]+)$")
+
+
+def _hosted(job: Job) -> bool:
+    """A job on a GitHub-hosted runner with no container: a helper job (a monitor, a paths
+    filter), not a ROCm test job; what it reads is not the ROCm environment."""
+    return job.container is None and _HOSTED.match(job.runs_on.strip()) is not None
 
 
 def _words(text: str, job: Job) -> tuple[str, ...]:
