@@ -325,6 +325,9 @@ class ImportGraph:
     def unreadable(self, paths: Sequence[str]) -> list[Unreadable]:
         """Why any of ``paths`` could not be parsed (what reading their imports found, for
         those read already: a closure's files are)."""
+        given = set(paths)
+        if self._broken.keys().isdisjoint(given) and given.issubset(self._direct):
+            return []  # the common case, a closure with nothing broken, at the speed of sets
         out = []
         for p in paths:
             m = self._broken.get(p) if p in self._direct else self.sources.module(p)
