@@ -10,17 +10,19 @@ modules, model scripts, a ROCm Dockerfile and workflows), then times, in the sam
 - `python -c "import bot.cli"` against `python -c "pass"`, and which heavy modules
   `rocmbot analyze` imports (none is the target).
 
-With `--repo PATH [--rev REV]` it measures a real repository instead (a git directory or a
-clone, at REV, default HEAD): the floor is reading and `ast.parse`-ing, once and in one
-process, every Python file that the audit itself reads there (recorded on a first audit), and
-each measurement is taken `--rounds` times (at least five), alternating floor and audits, and
-reported as min / median / max. With `--analyze` as well it times `rocmbot analyze` of the
-newest commit at or before REV that changes exactly one test file, against the floor of the
-distinct Python files that analysis reads at the base and the head.
+With `--repo PATH [--rev REV] [--config FILE]` it measures a real repository instead (a git
+directory or a clone, at REV, default HEAD, under FILE's configuration if given): the floor
+is reading and `ast.parse`-ing, once and in one process, every Python file that the audit
+itself reads there (recorded on a first audit), and each measurement is taken `--rounds`
+times (at least five), alternating floor and audits, and reported as min / median / max.
+With `--analyze` as well it times `rocmbot analyze` of the newest commit at or before REV
+that changes exactly one test file, against the floor of the distinct Python files that
+analysis reads at the base and the head.
 
 Run: `.venv/bin/python -m bench.audit [--tests N] [--rounds R]` or
-`.venv/bin/python -m bench.audit --repo ../miles [--rev REV]`. Prints a table; writes JSON to
-`bench/results/audit.json` (generated) or `bench/results/audit-<repo>.json` (real).
+`.venv/bin/python -m bench.audit --repo ../miles [--rev REV] [--config FILE]`. Prints a table;
+writes JSON to `bench/results/audit.json` (generated) or `bench/results/audit-<repo>.json`
+(real; `audit-<repo>-<config file's stem>.json` with `--config`).
 """
 
 from __future__ import annotations
@@ -246,11 +248,11 @@ class _RecordingTree(GitTree):
             yield path, data
 
 
-def python_files_read(root: Path, rev: str) -> dict[str, bytes]:
+def python_files_read(root: Path, rev: str, loaded: LoadedConfig | None = None) -> dict[str, bytes]:
     """The Python files a one-process audit of ``rev`` reads, with their bytes."""
     with GitRepository(root) as repo:
         tree = _RecordingTree(repo, repo.resolve(rev))
-        audit(tree, jobs=1)
+        audit(tree, loaded=loaded, jobs=1)
         return {p: data for p in sorted(tree.read_paths) if p.endswith(".py")
                 if (data := tree.read(p)) is not None}
 
@@ -278,11 +280,13 @@ def _children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def real(root: Path, rev: str, rounds: int) -> None:
-    """Measure the audit of a real repository against the parse floor of the files it reads."""
+def real(root: Path, rev: str, rounds: int, config: Path | None = None) -> None:
+    """Measure the audit of a real repository against the parse floor of the files it reads
+    (with ``config``, under that configuration file instead of the repository's)."""
+    loaded = parse_config(config.read_text(), str(config)) if config is not None else None
     with GitRepository(root) as repo:
         sha = repo.resolve(rev)
-    sources = python_files_read(root, sha)
+    sources = python_files_read(root, sha, loaded)
     with tempfile.TemporaryDirectory(prefix="rocmbot-bench-") as tmp:
         for path, data in sources.items():  # the floor reads from disk, as a checkout has them
             (Path(tmp) / path).parent.mkdir(parents=True, exist_ok=True)
@@ -295,7 +299,7 @@ def real(root: Path, rev: str, rounds: int) -> None:
             nonlocal markers
             fresh()
             with GitRepository(root) as repo:
-                markers = len(audit(repo.tree(sha), jobs=jobs).tests)
+                markers = len(audit(repo.tree(sha), loaded=loaded, jobs=jobs).tests)
 
         rounds = max(5, rounds)
         floor_t: list[float] = []
@@ -319,6 +323,7 @@ def real(root: Path, rev: str, rounds: int) -> None:
     result = {
         "repository": str(root),
         "rev": sha,
+        "config": None if config is None else str(config),
         "python_files_read": len(paths),
         "markers": markers,
         "jobs": jobs,
@@ -336,7 +341,7 @@ def real(root: Path, rev: str, rounds: int) -> None:
         **imports,
     }
     rows = [
-        ("repository", f"{root} at {sha[:10]}"),
+        ("repository", f"{root} at {sha[:10]}" + (f", configuration {config}" if config else "")),
         ("python files the audit reads", f"{len(paths)}"),
         ("markers", f"{markers}"),
         ("floor: read + ast.parse (min/median/max)", _mmm(floor_t)),
@@ -354,7 +359,8 @@ def real(root: Path, rev: str, rounds: int) -> None:
          f"{imports['analysis_import_over_startup_median']:.2f}x"),
         ("load average (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg())),
     ]
-    _write(f"audit-{_name(root)}.json", result, rows)
+    suffix = "" if config is None else f"-{config.stem}"
+    _write(f"audit-{_name(root)}{suffix}.json", result, rows)
 
 
 def one_test_change(root: Path, rev: str) -> str:
@@ -464,6 +470,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repo", type=Path, help="measure this real repository (a git directory or clone)")
     parser.add_argument("--rev", default="HEAD", help="the revision of --repo to audit (default HEAD)")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="with --repo: audit under this configuration file instead of the repository's")
     parser.add_argument("--analyze", action="store_true",
                         help="with --repo: time `analyze` of the newest commit that changes one test file")
     args = parser.parse_args()
@@ -471,7 +479,7 @@ def main() -> None:
         real_analyze(args.repo, args.rev, args.rounds)
         return
     if args.repo is not None:
-        real(args.repo, args.rev, args.rounds)
+        real(args.repo, args.rev, args.rounds, args.config)
         return
     with tempfile.TemporaryDirectory(prefix="rocmbot-bench-") as tmp:
         root = Path(tmp) / "repo"

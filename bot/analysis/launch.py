@@ -40,6 +40,7 @@ from bot.analysis.flags import (
 )
 from bot.analysis.markers import Marker
 from bot.analysis.report import Table
+from bot.analysis.runtime import LaunchCall, launch_call
 from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.source import Module
 from bot.analysis.values import (
@@ -75,7 +76,8 @@ class LaunchOutcome:
     evaluated on each (each with a PAR019; all of them for a launch an undecided condition
     guards), and ``stopped`` whether the evaluation ended before the end of the test (its step
     limit, an evaluator error, a raise under an undecided condition), so launches past that
-    point are unknown.
+    point are unknown. ``calls`` are the launch calls as :mod:`bot.analysis.runtime` reads
+    the programs they start from, ``servers`` the server launches checked.
     """
 
     signature: Signature | None = None
@@ -89,6 +91,8 @@ class LaunchOutcome:
     # parallelism flag: the test was not evaluated, and has no launch
     no_launch: bool = False
     skipped: tuple[frozenset[str], ...] = ()
+    calls: tuple[LaunchCall, ...] = ()
+    servers: tuple[servers.Server, ...] = ()
 
     @classmethod
     def empty(cls) -> LaunchOutcome:
@@ -119,6 +123,7 @@ class _Raw:
     model_unknown: Unknown | None  # the model type, when it cannot be resolved
     model: Parsed  # the model script's flags as the evaluating interpreter read them
     model_files: tuple[str, ...]
+    call: LaunchCall  # what the program it starts is read from
     environ: tuple[tuple[str, str | Unknown | None], ...] = ()  # what the launch inherits
 
 
@@ -146,6 +151,7 @@ class _Resolved:
     model_files: tuple[str, ...]
     model_unknown: Unknown | None
     key: object  # what makes two launches of a file the same (see _key)
+    call: LaunchCall
     # its _signature and table cells once a marker has checked it (the same for every
     # marker: they do not depend on the runner)
     signature: tuple[tuple[str, object], ...] | None = None
@@ -297,7 +303,7 @@ def _run(snapshot: Snapshot, path: str, backend: str) -> _Run:
             continue
         parsed = parse(raw.tokens, Parsed(dict(model.settings), list(model.opaque)))
         launches.append(_Resolved(raw.path, raw.line, raw.guards, parsed.settings, parsed.opaque,
-                                  files, raw.model_unknown, _key(parsed, raw.guards)))
+                                  files, raw.model_unknown, _key(parsed, raw.guards), raw.call))
     if mine:
         evaluation.resolved = launches
     run = _Run(evaluation.result, launches)
@@ -340,7 +346,7 @@ def _evaluate(snapshot: Snapshot, interp: Interpreter, path: str) -> _Eval:
         model_path, unknown = _model_script(snapshot, interp, call)
         model, files = _model_flags(snapshot, interp, model_path, call.environ)
         raws.append(_Raw(call.path, call.line, call.guards, tokens, model_path, unknown, model,
-                         files, call.environ))
+                         files, launch_call(call, tokens), call.environ))
     interp.release_run()
     return _Eval(path, interp, footprint, result, raws)
 
@@ -510,7 +516,8 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
     stopped = bool(run.result.exhausted or run.result.error or
                    (stop is not None and (stop.guards or not launches)))
     return LaunchOutcome(signature, findings, files, table, tuple(launches), tuple(states),
-                         stopped, skipped=tuple(skipped))
+                         stopped, skipped=tuple(skipped),
+                         calls=tuple(dict.fromkeys(r.call for r in run.launches)))
 
 
 # per snapshot: the server launches of a test file on a backend
@@ -539,7 +546,7 @@ def _with_servers(snapshot: Snapshot, marker: Marker, outcome: LaunchOutcome) ->
     signature = (*(outcome.signature or ()), *(c.signature for c in checked))
     return replace(outcome, signature=signature,
                    findings=[*outcome.findings, *(f for c in checked for f in c.findings)],
-                   states=(*outcome.states, *states), no_launch=False)
+                   states=(*outcome.states, *states), no_launch=False, servers=tuple(found))
 
 
 def _key(parsed: Parsed, guards: tuple[str, ...]) -> object:

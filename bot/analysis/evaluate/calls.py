@@ -82,10 +82,10 @@ class CallsMixin(Core):
         if tail in self.quiet:
             return Unknown(self._call_text(node, scope), node_origin(node, scope), quiet=True)
         if tail in self.sinks and not isinstance(func, ClassV):
-            self._external_call(node, scope, tail, args, keywords, True)
+            self._external_call(node, scope, tail, args, keywords, True, func, partial)
             return Unknown(self._call_text(node, scope), node_origin(node, scope))
         if partial:
-            return self._opaque(node, scope, tail, args, keywords)
+            return self._opaque(node, scope, tail, args, keywords, func, partial)
         return self._apply(func, args, keywords, node, scope, tail)
 
     def _call_text(self, node: ast.Call, scope: Scope) -> str:
@@ -93,12 +93,14 @@ class CallsMixin(Core):
         return "" if node is self._discard else self._segment(node, scope)
 
     def _opaque(self, node: ast.Call, scope: Scope, tail: str, args: list[Value],
-                keywords: dict[str, Value]) -> Value:
-        self._external_call(node, scope, tail, args, keywords, False)
+                keywords: dict[str, Value], func: Value | None = None,
+                partial: bool = False) -> Value:
+        self._external_call(node, scope, tail, args, keywords, False, func, partial)
         return Unknown(self._call_text(node, scope), node_origin(node, scope))
 
     def _external_call(self, node: ast.Call, scope: Scope, tail: str, args: list[Value],
-                       keywords: dict[str, Value], named: bool) -> None:
+                       keywords: dict[str, Value], named: bool, func: Value | None = None,
+                       partial: bool = False) -> None:
         if self.on_call is None:
             return
         if not named and not any(has_flag(v) for v in [*args, *keywords.values()]):
@@ -108,6 +110,9 @@ class CallsMixin(Core):
             keywords=dict(keywords), path=scope.module.path, line=node.lineno,
             guards=tuple(self.guards), module=scope.module.path, named_sink=named,
             environ=tuple(self.env_overrides.items()),
+            definition=(func.path, func.node.lineno)
+            if isinstance(func, FuncV) and not isinstance(func.node, ast.Lambda) else None,
+            partial=partial,
         ))
 
     def _apply(self, func: Value, args: list[Value], keywords: dict[str, Value], node: ast.Call,

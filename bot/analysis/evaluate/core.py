@@ -72,6 +72,9 @@ class ExternalCall:
     named_sink: bool  # the callee's name is a configured launch function
     # the os.environ writes made before the call (what a launched process inherits)
     environ: tuple[tuple[str, str | Unknown | None], ...] = ()
+    # the called function's file and `def` line, when it is one of the repository's
+    definition: tuple[str, int] | None = None
+    partial: bool = False  # a `*args` or `**kwargs` whose items are not known
 
 
 class Signal(Exception):  # noqa: N818 - control flow, not an error
