@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
-from bot.analysis import launch, pins, pool
+from bot.analysis import launch, pins, pool, runtime
 from bot.analysis.ci import ci_index
 from bot.analysis.ci.cadence import NO_JOB, SuiteCadence
 from bot.analysis.ci.envelope import complement
@@ -257,6 +257,31 @@ def _launcher(snapshot: Snapshot, path: str) -> bool:
         re.MULTILINE) is not None
 
 
+def _launch_scope(run: _Analysis, scope: _Scope, marker: Marker, outcome: launch.LaunchOutcome) -> None:
+    """The changed files a test's launches run (tier `launch`): the programs they start
+    (`train.py`, `python -m sglang.launch_server`) and what those import. When a launch runs
+    a program not known statically, the repository's own CI decides for it, and says so."""
+    assert run.changed is not None
+    reached = runtime.launched_by(run.head, outcome, marker.path, run.changed - {marker.path})
+    for changed, entry in reached.items():
+        if changed == entry.path:
+            sentence = f"`{changed}`, which this test launches ({entry.how})"
+        else:
+            sentence = f"`{changed}`, imported by `{entry.path}`, which this test launches ({entry.how})"
+        scope.launch.setdefault(changed, sentence)
+    if reached or marker.suite is None:
+        return
+    unknown = runtime.unknown_launches(run.head, outcome, marker.path)
+    code = sorted(p for p in run.changed if p.endswith(".py") and p not in run.head.test_paths())
+    if not unknown or not code:
+        return
+    ci = ci_index(run.head).model.repo_ci(marker.suite, marker.backend, run.labels, frozenset(run.changed))
+    if ci.runs is True:
+        scope.launch.setdefault(code[0], (
+            f"its launch runs a program not known statically ({unknown[0]}); the repository's own "
+            f"CI runs it for this change ({ci.why})"))
+
+
 def _contributed(outcome: launch.LaunchOutcome) -> set[str]:
     """The files that gave a launch its values: where each launch call is, where its flags
     and unresolved words come from, and the files it read beyond the test's imports."""
@@ -299,6 +324,8 @@ def _classify(
                        and p != path)
         if extra:
             scope.harness = sorted({*scope.harness, *extra})
+        if h.backend == "rocm" and not (scope.direct or scope.harness):
+            _launch_scope(run, scope, h, outcome)
         if b is not None and scope.tier in ("direct", "harness"):
             before = run.base_launch(b)
             differences = launch.compare(before, outcome)
@@ -379,6 +406,7 @@ class _Analysis:
         self.base_paths: set[str] = set(base.test_paths()) if base else set()
         self.environment: set[str] = set()
         self.tables: list[Table] = []
+        self.labels: frozenset[str] | None = None  # the PR's labels, when known
         # test files whose launches read nothing the change touched: their launch findings,
         # the same at the base
         self.same_at_base: dict[str, list[Finding]] = {}
@@ -483,6 +511,7 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
         head_snap.limit_tests(changes)
         base_snap.limit_tests(changes)
     run = _Analysis(head_snap, base_snap, changes)
+    run.labels = None if labels is None else frozenset(labels)
     touched = _touches_pins(head_snap, changes)
     pin = pins.analyze_pins(head_snap, changes) if touched else pins.PinOutcome()
     # workflows count by the events they run on (ci_index), whatever their pin group
