@@ -4,10 +4,10 @@ the repository's own CI decides, and the reason says so."""
 
 from __future__ import annotations
 
+from bench.gpu_minutes import ARGUMENTS, BACKEND, LAUNCHING, TRAIN
 from bot.analysis.engine import analyze
 from bot.analysis.report import Report
 from bot.analysis.tree import GitRepository
-from bench.gpu_minutes import ARGUMENTS, BACKEND, LAUNCHING, TRAIN
 from tests.gitrepo import GitRepo
 
 WORKFLOW = """\
