@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from bot.analysis.ci import ci_index
 from bot.analysis.ci.cadence import CiModel
+from bot.analysis.ci.expressions import Unknown
 from bot.analysis.ci.model import Event, Simulation, and3, or3
 from bot.analysis.engine import analyze, audit
 from bot.analysis.report import Report, TestEntry
@@ -288,3 +289,125 @@ def test_random_workflow_words_never_stop_the_model(words: list[str], changed: l
     assert found.cadence in ("per-pr", "on-label", "nightly", "external")
     run = model.repo_ci("stage-a-test-1-gpu-small-amd", "rocm", None, frozenset(changed))
     assert run.runs in (True, False, None)
+
+
+ODD = """\
+on:
+  pull_request:
+    types: [labeled]
+jobs:
+  a:
+    runs-on: [self-hosted, mi300]
+    steps:
+      - run: run_suite --suite only-when-labelled-amd
+"""
+
+BROKEN = """\
+on:
+  pull_request:
+  workflow_dispatch:
+    inputs:
+      n: {type: number, default: "x"}
+      flag: {type: boolean, default: "true"}
+jobs:
+  missing-need:
+    needs: [nowhere]
+    runs-on: [self-hosted, mi300]
+    steps:
+      - run: run_suite --suite odd-a-amd
+  calls-nothing:
+    uses: ./.github/workflows/absent.yml
+  loop-a:
+    needs: [loop-b]
+    runs-on: [self-hosted, mi300]
+    steps:
+      - run: run_suite --suite odd-b-amd
+  loop-b:
+    needs: [loop-a]
+    runs-on: [self-hosted, mi300]
+    steps: [{run: "true"}]
+  filters:
+    runs-on: [self-hosted, mi300]
+    outputs:
+      x: ${{ steps.none.outputs.x }}
+      y: ${{ steps.bad.outputs.y }}
+      z: ${{ steps.bad.outputs.lib }}
+      w: ${{ steps.s.outputs.w }}
+      v: ${{ ) }}
+    steps:
+      - id: none
+        uses: dorny/paths-filter@v3
+      - id: bad
+        uses: dorny/paths-filter@v3
+        with:
+          filters: .github/filters.yml
+      - name: broken if
+        if: github.event_name ==
+        run: "true"
+      - id: s
+        run: python write_outputs.py
+  after:
+    needs: [filters]
+    if: needs.filters.outputs.z == 'true'
+    runs-on: [self-hosted, mi300]
+    steps:
+      - run: run_suite --suite odd-c-amd
+"""
+
+
+def test_what_cannot_be_evaluated_is_unknown_and_noted() -> None:
+    texts = {".github/workflows/odd.yml": ODD, ".github/workflows/broken.yml": BROKEN}
+    sim = _sim(Event(labels=frozenset(), changed=frozenset({"lib/x.py"})), texts)
+    assert _runs(sim, "odd.yml", "a") is False  # only `labeled` events
+    assert "runs only on `labeled`" in sim.runs[(".github/workflows/odd.yml", "a")].why
+    assert _runs(sim, "broken.yml", "missing-need") is None
+    assert isinstance(sim.runs[(".github/workflows/broken.yml", "calls-nothing")].result, Unknown)
+    assert sim.runs[(".github/workflows/broken.yml", "missing-need")].why == "a job it needs may not succeed"
+    assert _runs(sim, "broken.yml", "loop-a") is None
+    assert _runs(sim, "broken.yml", "after") is None
+    sim.run_all()
+    notes = sorted(n.message for n in sim.notes)
+    assert any("needs `nowhere`, which is not a job" in n for n in notes)
+    assert any("calls `./.github/workflows/absent.yml`" in n or "absent.yml" in n for n in notes)
+    assert any("broken if" in n and "does not parse" in n for n in notes)
+    assert any("paths filter of step" in n for n in notes)
+    dispatch = _sim(Event(name="workflow_dispatch", labels=frozenset()), texts)
+    assert _runs(dispatch, "broken.yml", "missing-need") is None
+
+
+def test_the_index_reports_what_it_could_not_evaluate_and_the_registry(tmp_path: Path) -> None:
+    files = {".github/workflows/broken.yml": BROKEN, "test/run_suite.py": "PER_COMMIT_SUITES = {\n"}
+    index = ci_index(Snapshot(FolderTree(_write(tmp_path, files)), defaults()))
+    problems = index.problems()
+    assert any(path == "test/run_suite.py" and "cannot be read" in message
+               for path, _, message in problems)
+    assert any(path == ".github/workflows/broken.yml" for path, _, _ in problems)
+
+
+def test_a_registry_decides_suites_no_job_names(tmp_path: Path) -> None:
+    registry = ('PER_COMMIT_SUITES = {"amd": ["dyn-a-amd"]}\n'
+                'NIGHTLY_SUITES = {"amd": ["dyn-n-amd"]}\n')
+    files = {".github/workflows/pr.yml": "on: pull_request\njobs:\n  t:\n    runs-on: [mi300]\n"
+             "    steps:\n      - run: run_suite --suite ${{ matrix.s }}\n",
+             "test/run_suite.py": registry}
+    index = ci_index(Snapshot(FolderTree(_write(tmp_path, files)), defaults()))
+    assert index.model.cadence("dyn-a-amd", "rocm").cadence == "per-pr"
+    assert index.model.cadence("dyn-n-amd", "rocm").cadence == "nightly"
+    assert index.model.required((".github/workflows/none.yml", "x")) == frozenset()
+
+
+def test_an_image_built_with_the_build_action_reaches_the_tests(tmp_path: Path) -> None:
+    files = {
+        ".github/workflows/pr-rocm.yml": (
+            "on: pull_request\njobs:\n  image:\n    runs-on: [self-hosted, mi300]\n    steps:\n"
+            "      - uses: docker/build-push-action@v6\n        with: {file: docker/Dockerfile.rocm}\n"
+            "  test:\n    runs-on: [self-hosted, mi300]\n    container: rocm/x:1\n    steps:\n"
+            "      - id: f\n        uses: dorny/paths-filter@v3\n        with:\n"
+            "          filters: |\n            lib: ['!(*.md)']\n"
+            "      - run: run_suite --suite s-amd\n"),
+        "docker/Dockerfile.rocm": "FROM rocm/x:1\n",
+    }
+    index = ci_index(Snapshot(FolderTree(_write(tmp_path, files)), defaults()))
+    assert index.built_for_pull_requests() == frozenset({"docker/Dockerfile.rocm"})
+    assert index.unreached_images({"docker/Dockerfile.rocm"}) == {}
+    assert index.environment({"README.md"}) == []  # `!(*.md)` is a filter, not a file

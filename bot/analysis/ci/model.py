@@ -20,7 +20,17 @@ import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from bot.analysis.ci.expressions import UNKNOWN, Context, Unknown, Value, condition, interpolate, truth
+from bot.analysis.ci.expressions import (
+    UNKNOWN,
+    Context,
+    ExpressionError,
+    Unknown,
+    Value,
+    condition,
+    evaluate,
+    interpolate,
+    parse,
+)
 from bot.analysis.ci.globs import paths_trigger
 from bot.analysis.ci.outputs import StepOutputs, step_outputs
 from bot.analysis.ci.outputs import interpolate as interpolate_script
@@ -250,7 +260,7 @@ class Simulation:
             "cancelled": False, "always": True,
         }
         context = self._context(frame, needs, {}, status)
-        decision = condition(job.condition, context, job=True)
+        decision = condition(job.condition or "success()", context, job=True)  # implicit
         for message in decision.notes:
             self._note(frame.path, job.line, f"job `{job.id}` `if:`: {message}")
         runs = and3(frame.runs, decision.value)
@@ -274,7 +284,9 @@ class Simulation:
         if frame.runs is not True:
             return frame.why
         if job.condition is None:
-            return frame.why
+            if value is None:
+                return "a job it needs may not succeed"
+            return frame.why if value else "a job it needs was skipped or failed"
         if value is None:
             because = f": {unknown}" if unknown else ""
             return f"its `if:` cannot be decided statically (`{_short(job.condition)}`){because}"
@@ -335,7 +347,7 @@ class Simulation:
         for step in job.steps:
             step_status = {**status, "success": and3(_not(failed), True), "failure": failed}
             here = self._context(frame, context.values["needs"], steps, step_status)  # type: ignore[arg-type]
-            decision = condition(step.condition, here, job=False)
+            decision = condition(step.condition or "success()", here, job=False)
             for message in decision.notes:
                 self._note(frame.path, step.line, f"step `{step.name}` `if:`: {message}")
             if decision.value is False:
@@ -456,8 +468,6 @@ def _value_of(text: str, context: Context) -> Value:
     """A `with:` or `outputs:` value: a lone expression keeps its type, else text."""
     stripped = text.strip()
     if stripped.startswith("${{") and stripped.endswith("}}") and stripped.count("${{") == 1:
-        from bot.analysis.ci.expressions import ExpressionError, evaluate, parse
-
         try:
             return evaluate(parse(stripped), context)
         except ExpressionError as exc:
@@ -512,8 +522,3 @@ def _ordered(jobs: tuple[Job, ...]) -> Iterator[Job]:
             placed.add(job.id)
             pending.remove(job)
             yield job
-
-
-def truthy(value: Value) -> bool | None:
-    """GitHub's truthiness of a value (unknown when the value is)."""
-    return truth(value)
