@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Literal
 
 from bot.analysis.evaluate import ExternalCall
 from bot.analysis.flags import Opaque, Token, Word
+from bot.analysis.servers import LAUNCH_SERVER
 from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.source import Module
 from bot.analysis.values import Alternatives, Choice, Chunk, Part, Text, Value
@@ -557,8 +558,8 @@ def _survey(snapshot: Snapshot, outcome: LaunchOutcome, test_path: str) -> _Surv
             survey.unknown[f"`{call.callee}` is given a command line that names no program "
                            "it starts"] = None
     for server in outcome.servers:
-        if server.form == "sglang.launch_server":
-            survey.add(snapshot, _Program("module", (server.form,), "python -m"), None)
+        if server.form == LAUNCH_SERVER:  # `python -m sglang.launch_server` in the test
+            survey.add(snapshot, _Program("module", (LAUNCH_SERVER,), "python -m"), None)
         elif server.form in snapshot.config.launch.servers:
             _from_definitions(snapshot, survey, server.form,
                               _defined(snapshot, test_path, server.form), None, [])

@@ -49,7 +49,7 @@ SERVER_KEYWORDS: dict[str, str] = {
 }
 _BOOL = frozenset({"dp_attention"})
 SYMBOLS = ("tp", "pp", "dp", "ep", "nnodes", "dp_attention")
-_LAUNCH_SERVER = "sglang.launch_server"
+LAUNCH_SERVER = "sglang.launch_server"
 # calls whose truth in a CI run is known, per backend (None: on every backend)
 _IN_CI: dict[str, str | None] = {"is_in_ci": None, "is_in_amd_ci": "rocm", "is_hip": "rocm"}
 
@@ -474,7 +474,7 @@ def find(module: Module, backend: str, launchers: frozenset[str],
          keyword_forms: frozenset[str]) -> list[Server]:
     """Every server launch of a test module, in source order, that CI does not skip."""
     text = module.text
-    command = _LAUNCH_SERVER in text
+    command = LAUNCH_SERVER in text
     if not command and not any(name in text for name in (*launchers, *keyword_forms)):
         return []
     names = launchers | keyword_forms
@@ -524,10 +524,10 @@ def _server(node: ast.Call, module: Module, scopes: _Scopes, launchers: frozense
             continue
         words = _words(reader.value(arg), arg, reader)
         names = [w for w in words if isinstance(w, str)]
-        if _LAUNCH_SERVER not in names or "-m" not in names:
+        if LAUNCH_SERVER not in names or "-m" not in names:
             continue
-        server = Server(module.path, node.lineno, _LAUNCH_SERVER)
-        _apply_flags(server, words[names.index(_LAUNCH_SERVER):], arg.lineno)
+        server = Server(module.path, node.lineno, LAUNCH_SERVER)
+        _apply_flags(server, words[names.index(LAUNCH_SERVER):], arg.lineno)
         return server
     return None
 
