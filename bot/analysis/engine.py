@@ -32,7 +32,7 @@ from bot.analysis.report import (
     TestEntry,
     Tier,
 )
-from bot.analysis.snapshot import Snapshot
+from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.source import Shared
 from bot.analysis.tree import GitTree, Tree, changed_paths, match
 from config.repo import (
@@ -224,7 +224,7 @@ def _scope(run: _Analysis, path: str, markers: list[Marker]) -> _Scope:
     scope.direct = path in changed
     if not scope.direct:
         loaded, candidates = run.head.graph.closure(path)
-        scope.imports = sorted(p for p in candidates if p in changed)
+        scope.imports = sorted(p for p in changed if p in candidates)  # the change is the smaller
         scope.harness = [p for p in scope.imports
                          if _support(run.head.config, p) or _launcher(run.head, p)]
         del loaded
@@ -249,12 +249,19 @@ def _support(config: RepoConfig, path: str) -> bool:
 
 def _launcher(snapshot: Snapshot, path: str) -> bool:
     """Whether a module defines a launch function (``launch.sinks``, ``launch.servers``):
-    the harness that runs every launch it is given (miles' ``command_utils.execute_train``)."""
-    names = [*snapshot.config.launch.sinks, *snapshot.config.launch.servers]
-    text = snapshot.sources.text(path)
-    return isinstance(text, str) and bool(names) and re.search(
-        r"^\s*(?:async\s+)?def\s+(?:" + "|".join(map(re.escape, names)) + r")\s*\(", text,
-        re.MULTILINE) is not None
+    the harness that runs every launch it is given (miles' ``command_utils.execute_train``).
+    Asked for each test that imports a changed module: answered once per module."""
+    found = snapshot.derived(_LAUNCHERS)
+    if path not in found:
+        names = [*snapshot.config.launch.sinks, *snapshot.config.launch.servers]
+        text = snapshot.sources.text(path)
+        found[path] = isinstance(text, str) and bool(names) and re.search(
+            r"^\s*(?:async\s+)?def\s+(?:" + "|".join(map(re.escape, names)) + r")\s*\(", text,
+            re.MULTILINE) is not None
+    return found[path]
+
+
+_LAUNCHERS: Derived[dict[str, bool]] = Derived(lambda snapshot: {})
 
 
 def _launch_scope(run: _Analysis, scope: _Scope, marker: Marker, outcome: launch.LaunchOutcome) -> None:
