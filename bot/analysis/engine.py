@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
-from bot.analysis import launch, pins, pool, runtime
+from bot.analysis import launch, pins, pool
 from bot.analysis.ci import ci_index
 from bot.analysis.ci.cadence import NO_JOB, SuiteCadence
 from bot.analysis.ci.envelope import complement
@@ -268,6 +268,8 @@ def _launch_scope(run: _Analysis, scope: _Scope, marker: Marker, outcome: launch
     """The changed files a test's launches run (tier `launch`): the programs they start
     (`train.py`, `python -m sglang.launch_server`) and what those import. When a launch runs
     a program not known statically, the repository's own CI decides for it, and says so."""
+    from bot.analysis import runtime  # only an analysis between two revisions follows launches
+
     assert run.changed is not None
     reached = runtime.launched_by(run.head, outcome, marker.path, run.changed - {marker.path})
     for changed, entry in reached.items():

@@ -19,7 +19,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from bot.analysis import par, servers
 from bot.analysis.cienv import ci_environment
@@ -40,7 +40,6 @@ from bot.analysis.flags import (
 )
 from bot.analysis.markers import Marker
 from bot.analysis.report import Table
-from bot.analysis.runtime import LaunchCall, launch_call
 from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.source import Module
 from bot.analysis.values import (
@@ -55,6 +54,9 @@ from bot.analysis.values import (
     Value,
     python,
 )
+
+if TYPE_CHECKING:
+    from bot.analysis.runtime import LaunchCall
 
 __all__ = ["LaunchOutcome", "LaunchState", "Table", "analyze_launch", "compare"]
 
@@ -337,6 +339,8 @@ def _evaluate(snapshot: Snapshot, interp: Interpreter, path: str) -> _Eval:
     calls: list[ExternalCall] = []
     result = interp.run(path, calls.append)
     footprint = interp.footprint
+    from bot.analysis import runtime  # what the launches start is read with the first one
+
     raws: list[_Raw] = []
     for call in calls:
         tokens = text_tokens(_command(call))
@@ -346,7 +350,7 @@ def _evaluate(snapshot: Snapshot, interp: Interpreter, path: str) -> _Eval:
         model_path, unknown = _model_script(snapshot, interp, call)
         model, files = _model_flags(snapshot, interp, model_path, call.environ)
         raws.append(_Raw(call.path, call.line, call.guards, tokens, model_path, unknown, model,
-                         files, launch_call(call, tokens), call.environ))
+                         files, runtime.launch_call(call, tokens), call.environ))
     interp.release_run()
     return _Eval(path, interp, footprint, result, raws)
 

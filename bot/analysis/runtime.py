@@ -32,7 +32,6 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
-import tomllib
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -464,6 +463,8 @@ def _defined(snapshot: Snapshot, test_path: str, name: str) -> list[tuple[str, i
 def _console_scripts(snapshot: Snapshot) -> dict[str, str]:
     """The console scripts the repository's ``pyproject.toml`` files declare: name ->
     module (at the root, in each python root and in the folder holding it)."""
+    import tomllib  # read only when a launch names a command that may be a console script
+
     cache = snapshot.derived(_CACHE)
     if cache.scripts is None:
         places = ["pyproject.toml"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from bot.analysis.ci.expressions import (
     UNKNOWN,
@@ -32,9 +33,10 @@ from bot.analysis.ci.expressions import (
     parse,
 )
 from bot.analysis.ci.globs import paths_trigger
-from bot.analysis.ci.outputs import StepOutputs, step_outputs
-from bot.analysis.ci.outputs import interpolate as interpolate_script
 from bot.analysis.workflows import Job, Step, Workflow
+
+if TYPE_CHECKING:
+    from bot.analysis.ci.outputs import StepOutputs
 
 # the activity types of `pull_request` a push to the PR's branch (or opening it) raises
 _PUSH_TYPES = frozenset({"opened", "synchronize", "reopened"})
@@ -377,6 +379,9 @@ class Simulation:
             fails = None if have is None else not gate <= have
         if step.id is None or step.id not in self._read_steps(frame.path):
             return UNKNOWN, fails, gate  # no one reads its outputs
+
+        from bot.analysis.ci.outputs import interpolate as interpolate_script  # the shell reader
+        from bot.analysis.ci.outputs import step_outputs
 
         def expression(text: str) -> str | None:
             return _string(interpolate("${{ " + text + " }}", context))
