@@ -69,6 +69,9 @@ class CiModel:
     _jobs: dict[tuple[str, str], tuple[JobKey, ...]] = field(default_factory=dict)
     _labels: frozenset[str] | None = None
     _ci_labels: frozenset[str] | None = None
+    _required: dict[JobKey, frozenset[str]] = field(default_factory=dict)
+    _gpu: list[JobKey] | None = None
+    _cadences: dict[tuple[str, str], SuiteCadence] = field(default_factory=dict)
 
     # -- simulations -----------------------------------------------------------------------
 
@@ -93,6 +96,11 @@ class CiModel:
 
     def required(self, key: JobKey) -> frozenset[str]:
         """The labels without which the job does not run for a pull request."""
+        if key not in self._required:
+            self._required[key] = self._without(key)
+        return self._required[key]
+
+    def _without(self, key: JobKey) -> frozenset[str]:
         everything = self.simulate(Event(labels=self.labels)).run(key)
         if everything is None or everything.runs is False:
             return frozenset()
@@ -115,6 +123,8 @@ class CiModel:
 
     def _gpu_jobs(self) -> list[JobKey]:
         """The jobs on GPU hardware that run for a pull request carrying every label."""
+        if self._gpu is not None:
+            return self._gpu
         sim = self.simulate(Event(labels=self.labels))
         out = []
         for path, workflow in sorted(self.workflows.items()):
@@ -123,6 +133,7 @@ class CiModel:
                 if job.calls is None and kind not in (None, "cpu") and \
                         (run := sim.run((path, job.id))) is not None and run.runs is not False:
                     out.append((path, job.id))
+        self._gpu = out
         return out
 
     def _gate(self, key: JobKey) -> str | None:
@@ -160,7 +171,13 @@ class CiModel:
         return self._jobs[key]
 
     def cadence(self, suite: str, backend: str) -> SuiteCadence:
-        """How the repository's CI runs a suite on a backend."""
+        """How the repository's CI runs a suite on a backend (worked out once per suite)."""
+        key = (suite, backend)
+        if key not in self._cadences:
+            self._cadences[key] = self._cadence(suite, backend)
+        return self._cadences[key]
+
+    def _cadence(self, suite: str, backend: str) -> SuiteCadence:
         jobs = self.jobs_naming(suite, backend)
         declared = self.registry.cadence(backend, suite) if self.registry is not None else None
         if not jobs:
