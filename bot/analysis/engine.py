@@ -11,11 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from bot.analysis import launch, pins, pool
-from bot.analysis.ci import ci_index
-from bot.analysis.ci.cadence import NO_JOB, SuiteCadence
-from bot.analysis.ci.envelope import complement
 from bot.analysis.cienv import ci_environment
 from bot.analysis.findings import Finding, Severity, finding, fingerprints
 from bot.analysis.gcpause import paused
@@ -45,7 +43,19 @@ from config.repo import (
     parse_config,
 )
 
+if TYPE_CHECKING:
+    from bot.analysis.ci import CiIndex
+    from bot.analysis.ci.cadence import SuiteCadence
+
 GPU_BACKENDS = frozenset({"cuda", "rocm"})
+
+
+def ci_index(snapshot: Snapshot) -> CiIndex:
+    """The snapshot's model of its CI, loaded with its first use: a command that reads no
+    workflow does not import it."""
+    from bot.analysis.ci import ci_index as index
+
+    return index(snapshot)
 
 
 def read_config(tree: Tree) -> LoadedConfig:
@@ -427,6 +437,8 @@ class _Analysis:
             return None
         suite = self.head.config.suites.get(marker.suite)
         if suite is not None and suite.cadence is not None:
+            from bot.analysis.ci.cadence import SuiteCadence
+
             return SuiteCadence(suite.cadence, None, (), "`.github/rocmbot.yml` says so")
         return ci_index(self.head).cadence(marker.suite, marker.nightly, marker.backend)
 
@@ -434,6 +446,8 @@ class _Analysis:
         out: list[Finding] = []
         if marker.suite is None:
             return out
+        from bot.analysis.ci.cadence import NO_JOB
+
         cadence = ci_index(self.head).model.cadence(marker.suite, marker.backend)
         if marker.suite not in self.head.config.suites and cadence.cadence == "external":
             out.append(finding(
@@ -572,6 +586,8 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
         skipped=skipped,
         unreached=unreached,
     )
+    from bot.analysis.ci.envelope import complement
+
     complement(report, ci_index(head_snap), head_snap.config.dispatch.mode, entries, changes, labels)
     return report
 
