@@ -281,7 +281,12 @@ def _launch_scope(run: _Analysis, scope: _Scope, marker: Marker, outcome: launch
     from bot.analysis import runtime  # only an analysis between two revisions follows launches
 
     assert run.changed is not None
-    reached = runtime.launched_by(run.head, outcome, marker.path, run.changed - {marker.path})
+    # what a launch runs is code of the repository's: a change to tests and data alone
+    # reaches no launch that way, and reads nothing more
+    code = sorted(p for p in run.changed if p.endswith(".py") and p not in run.head.test_paths())
+    if not code:
+        return
+    reached = runtime.launched_by(run.head, outcome, marker.path, code)
     for changed, entry in reached.items():
         if changed == entry.path:
             sentence = f"`{changed}`, which this test launches ({entry.how})"
@@ -291,8 +296,7 @@ def _launch_scope(run: _Analysis, scope: _Scope, marker: Marker, outcome: launch
     if reached or marker.suite is None:
         return
     unknown = runtime.unknown_launches(run.head, outcome, marker.path)
-    code = sorted(p for p in run.changed if p.endswith(".py") and p not in run.head.test_paths())
-    if not unknown or not code:
+    if not unknown:
         return
     ci = ci_index(run.head).model.repo_ci(marker.suite, marker.backend, run.labels, frozenset(run.changed))
     if ci.runs is True:
