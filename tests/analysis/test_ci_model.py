@@ -411,3 +411,18 @@ def test_an_image_built_with_the_build_action_reaches_the_tests(tmp_path: Path) 
     assert index.built_for_pull_requests() == frozenset({"docker/Dockerfile.rocm"})
     assert index.unreached_images({"docker/Dockerfile.rocm"}) == {}
     assert index.environment({"README.md"}) == []  # `!(*.md)` is a filter, not a file
+
+
+def test_helper_jobs_on_hosted_runners_do_not_hide_a_prebuilt_image(tmp_path: Path) -> None:
+    """miles' ROCm workflow resolves its image on `ubuntu-latest` and runs the tests in it."""
+    files = {
+        ".github/workflows/pr-test-rocm.yml": (
+            "on: pull_request\njobs:\n  resolve:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - run: echo image=rocm/sgl-dev:x >> $GITHUB_OUTPUT\n"
+            "  test:\n    runs-on: [self-hosted, mi350]\n    container: ${{ needs.resolve.outputs.image }}\n"
+            "    steps:\n      - run: run_suite --suite stage-c-4-gpu-mi350\n"),
+        "docker/Dockerfile.rocm": "FROM rocm/x:1\n",
+    }
+    index = ci_index(Snapshot(FolderTree(_write(tmp_path, files)), defaults()))
+    assert list(index.unreached_images({"docker/Dockerfile.rocm"})) == ["docker/Dockerfile.rocm"]
+    assert "a prebuilt image" in index.unreached_images({"docker/Dockerfile.rocm"})["docker/Dockerfile.rocm"]

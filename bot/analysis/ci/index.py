@@ -120,7 +120,8 @@ class CiIndex:
         prebuilt image, which the change reaches only when it is rebuilt; why, per file."""
         built = self.built_for_pull_requests()
         jobs = [job for path in self.rocm_workflows() for job in self.workflows[path].workflow.jobs
-                if job.calls is None and job.steps and self.runs_for_pull_requests(path, job)]
+                if job.calls is None and job.steps and not _hosted(job)
+                and self.runs_for_pull_requests(path, job)]
         if not jobs or any(job.container is None for job in jobs):
             return {}  # a job runs on the runner itself, or in what a script starts: not known
         images = sorted({job.container for job in jobs if job.container and "${{" not in job.container})
