@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from bot.analysis.ci import ci_index
 from bot.analysis.ci.cadence import CiModel
 from bot.analysis.ci.expressions import Unknown
-from bot.analysis.ci.model import Event, Simulation, and3, or3
+from bot.analysis.ci.logic import and3, or3
+from bot.analysis.ci.model import Event, Simulation
 from bot.analysis.engine import analyze, audit
 from bot.analysis.report import Report, TestEntry
 from bot.analysis.snapshot import Snapshot

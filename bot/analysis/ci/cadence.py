@@ -24,7 +24,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from bot.analysis.ci.model import LABEL_TEST, Event, JobRun, Simulation, or3
+from bot.analysis.ci.logic import or3
+from bot.analysis.ci.model import LABEL_TEST, Event, JobRun, Simulation
 from bot.analysis.ci.registry import SuiteRegistry
 from bot.analysis.pins import hardware
 from bot.analysis.report import Cadence

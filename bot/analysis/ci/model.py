@@ -33,6 +33,7 @@ from bot.analysis.ci.expressions import (
     parse,
 )
 from bot.analysis.ci.globs import paths_trigger
+from bot.analysis.ci.logic import and3, not3, or3
 from bot.analysis.workflows import Job, Step, Workflow
 
 if TYPE_CHECKING:
@@ -83,22 +84,6 @@ class JobRun:
     result: Result
     why: str  # one phrase: what decided ``runs`` (or left it unknown)
     labels: frozenset[str] = frozenset()  # labels its gate steps require
-
-
-def and3(a: bool | None, b: bool | None) -> bool | None:
-    if a is False or b is False:
-        return False
-    if a is None or b is None:
-        return None
-    return True
-
-
-def or3(a: bool | None, b: bool | None) -> bool | None:
-    if a is True or b is True:
-        return True
-    if a is None or b is None:
-        return None
-    return False
 
 
 @dataclass
@@ -347,7 +332,7 @@ class Simulation:
         failed: bool | None = False
         labels: set[str] = set()
         for step in job.steps:
-            step_status = {**status, "success": and3(_not(failed), True), "failure": failed}
+            step_status = {**status, "success": and3(not3(failed), True), "failure": failed}
             here = self._context(frame, context.values["needs"], steps, step_status)  # type: ignore[arg-type]
             decision = condition(step.condition or "success()", here, job=False)
             for message in decision.notes:
@@ -503,10 +488,6 @@ def _any_failure(results: list[Result]) -> bool | None:
     for r in results:
         out = or3(out, None if isinstance(r, Unknown) else r == "failure")
     return out
-
-
-def _not(value: bool | None) -> bool | None:
-    return None if value is None else not value
 
 
 def _short(text: str) -> str:

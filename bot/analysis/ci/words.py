@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.analysis.ci import script as sh
+from bot.analysis.ci.logic import and3, not3, or3
 from bot.analysis.ci.script import MARK
 
 Segs = tuple[str | None, ...]  # text in pieces; None: a piece that is not known
@@ -94,22 +95,6 @@ class _Item:
     anything: bool = False  # the pattern `*`
 
 
-def _not(a: bool | None) -> bool | None:
-    return None if a is None else not a
-
-
-def _and(a: bool | None, b: bool | None) -> bool | None:
-    if a is False or b is False:
-        return False
-    return None if a is None or b is None else True
-
-
-def _or(a: bool | None, b: bool | None) -> bool | None:
-    if a is True or b is True:
-        return True
-    return None if a is None or b is None else False
-
-
 class _TestParser:
     """`[[ ]]` and `[ ]` expressions over items, three-valued; malformed ones are unknown."""
 
@@ -132,14 +117,14 @@ class _TestParser:
         value = self.and_expr()
         while self.at(self.or_):
             self.i += 1
-            value = _or(value, self.and_expr())
+            value = or3(value, self.and_expr())
         return value
 
     def and_expr(self) -> bool | None:
         value = self.not_expr()
         while self.at(self.and_):
             self.i += 1
-            value = _and(value, self.not_expr())
+            value = and3(value, self.not_expr())
         return value
 
     def not_expr(self) -> bool | None:
@@ -148,7 +133,7 @@ class _TestParser:
             raise ValueError("nested too deeply")
         if self.at("!") and self.i + 1 < len(self.items):
             self.i += 1
-            value = _not(self.not_expr())
+            value = not3(self.not_expr())
         else:
             value = self.primary()
         self.depth -= 1
@@ -182,7 +167,7 @@ class _TestParser:
             else:
                 other = right.pattern if self.patterns else right.value
                 equal = None if left.value is None or other is None else left.value == other
-            return _not(equal) if op == "!=" else equal
+            return not3(equal) if op == "!=" else equal
         a, b = int_value(left.value), int_value(right.value)
         if op in _COMPARE and a is not None and b is not None and not (
                 self.patterns and _octal(left.value or "", right.value or "")):
