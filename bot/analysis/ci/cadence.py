@@ -21,7 +21,7 @@ says per-commit or nightly and the workflows say how a per-commit suite is gated
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from bot.analysis.ci.logic import or3
@@ -261,13 +261,7 @@ def _names_suite(text: str, job: Job, suite: str) -> bool:
     start, end = job.span
     if suite not in job.needs:
         return named(text, suite, start, end)
-    found, at = 0, text.find(suite, start, end)
-    while at != -1:
-        after = at + len(suite)
-        found += (at == 0 or not _NAME_CHAR.match(text, at - 1)) and \
-            (after >= end or not _NAME_CHAR.match(text, after))
-        at = text.find(suite, at + 1, end)
-    return found > job.needs.count(suite)
+    return sum(1 for _ in _whole(text, suite, start, end)) > job.needs.count(suite)
 
 
 _NAME_CHAR = re.compile(r"[\w.-]")
@@ -277,11 +271,15 @@ def named(text: str, word: str, start: int, end: int) -> bool:
     """Whether the word occurs whole in text[start:end], not as part of a longer name (no
     word character, dot or dash right before or after it). A plain substring search: a
     pattern that opens with a look-behind is tried at every position of every workflow."""
+    return next(_whole(text, word, start, end), None) is not None
+
+
+def _whole(text: str, word: str, start: int, end: int) -> Iterator[int]:
+    """Where the word occurs whole in text[start:end]."""
     at = text.find(word, start, end)
     while at != -1:
         after = at + len(word)
         if (at == 0 or not _NAME_CHAR.match(text, at - 1)) and \
                 (after >= end or not _NAME_CHAR.match(text, after)):
-            return True
+            yield at
         at = text.find(word, at + 1, end)
-    return False
