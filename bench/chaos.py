@@ -51,7 +51,7 @@ from sqlalchemy import select, text
 
 from bot.cli.example import BASE_FILES, TEST_TEMPLATE
 from bot.github.publish import CHECK_NAME, SUMMARY_MARKER, SummaryState
-from bot.service.reconcile import AppDeliveries, reconcile
+from bot.github.reconcile import AppDeliveries, reconcile
 from bot.store.dispatch import ACTIVE
 from bot.store.schema import dispatches
 from bot.store.store import Store

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from bot.core.events import Event
 from bot.github import keys
+from bot.github.context import HandlerContext
 from bot.rocm import payloads
 from bot.rocm.commands import VALID, Command, parse
 from bot.rocm.decide import Refusal, may_cancel
 from bot.rocm.runs import RocmRuns
-from bot.service.context import HandlerContext
-from bot.service.events import Event
 from bot.service.router import Router
 
 router = Router()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from bot.core.events import Event
+from bot.github.context import HandlerContext
 from bot.github.publish import CHECK_NAME
 from bot.rocm.payloads import ROCM_CHECK
 from bot.rocm.runs import RocmRuns
-from bot.service.context import HandlerContext
-from bot.service.events import Event
 from bot.service.router import Router
 from bot.store.dispatch import DispatchStore
 from handlers.review import analyse

@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 from bot.analysis.engine import analyze
 from bot.analysis.tree import match
+from bot.core.events import Event
+from bot.github.context import HandlerContext
 from bot.github.policy import from_files as policy_from
 from bot.github.policy import requests as policy_requests
 from bot.github.port import InlineComment, PullRequest
@@ -23,8 +25,6 @@ from bot.github.publish import (
 )
 from bot.github.tree import GitHubTree, likely_reads, read_together
 from bot.rocm.runs import RocmRuns, summary_runs
-from bot.service.context import HandlerContext
-from bot.service.events import Event
 from bot.service.router import Router
 from bot.store.dispatch import DispatchStore, SelectedTest
 from config.repo import LoadedConfig, defaults

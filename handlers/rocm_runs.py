@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import logging
 
+from bot.core.events import Event
+from bot.github.context import HandlerContext
 from bot.rocm.decide import Refusal
 from bot.rocm.payloads import APPROVE_ACTION, refused_reply
 from bot.rocm.runs import RocmRuns, refresh_summary_runs
 from bot.rocm.track import Tracker
-from bot.service.context import HandlerContext
-from bot.service.events import Event
 from bot.service.router import Router
 from bot.store.dispatch import DispatchStore
 

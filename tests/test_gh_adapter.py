@@ -11,9 +11,9 @@ import pytest
 from github import GithubException
 from pydantic import SecretStr
 
+from bot.core.deadline import DeadlineError, RetryLaterError, deadline_in
 from bot.github.adapter import GitHubApp, PyGithubPort, _graphql_pr, _split, rate_limit_wait
 from bot.github.port import BlobRequest, label_names
-from bot.service.deadline import DeadlineError, RetryLaterError, deadline_in
 from config.settings import Settings
 from ghsim import Simulator, serve_simulator
 from ghsim.state import PullRequest, Repository

@@ -370,9 +370,9 @@ def _settings() -> Settings:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    from bot.cli.serve import serve
     from bot.cli.wiring import build_router, pending_sweep
     from bot.service import logs
-    from bot.service.serve import serve
     from config.settings import SettingsError
 
     settings = _settings()
@@ -404,9 +404,9 @@ def _check_port(host: str, port: int) -> None:
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
+    from bot.cli.serve import run_workers
     from bot.cli.wiring import build_router, pending_sweep
     from bot.service import logs
-    from bot.service.serve import run_workers
 
     settings = _settings()
     logs.configure(settings.log_level, settings.log_format)
@@ -498,7 +498,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_reconcile(args: argparse.Namespace) -> int:
-    from bot.service.reconcile import ReconcileError, run_once
+    from bot.github.reconcile import ReconcileError, run_once
 
     settings = _settings()
     if args.since is not None and not 0 < args.since <= 3 * 24 * 60:

@@ -78,8 +78,8 @@ def describe_writes(writes: list[Write]) -> str:
 
 def post_through_local_port(root: Path, base: str, head: str, router: Router) -> list[Write]:
     """Run the router's pull_request handlers against the example, recording their writes."""
-    from bot.service.context import HandlerContext
-    from bot.service.events import Event
+    from bot.core.events import Event
+    from bot.github.context import HandlerContext
     from bot.store.store import Store
     from config.settings import Settings
 

@@ -34,9 +34,9 @@ def replay_dry_run(settings: Settings, router: Router, event: str, body: bytes,
     they would have done. With ``repo_path`` (a local clone) GitHub is the local port: reads
     come from the clone, and writes are recorded and listed instead of sent."""
     from bot.cli.demo import describe_writes
+    from bot.core.events import Event
+    from bot.github.context import context_factory
     from bot.github.local import LocalPort
-    from bot.service.context import context_factory
-    from bot.service.events import Event
     from bot.store.store import Store
 
     try:

@@ -32,9 +32,13 @@ def pending_sweep() -> Sweep:
     return sweep
 
 
-def service_app(settings: Settings, *, run_worker: bool = False, store: Store | None = None) -> FastAPI:
-    """The web service with the product's handlers and sweep."""
+def service_app(settings: Settings, *, run_worker: bool = False, store: Store | None = None,
+                router: Router | None = None) -> FastAPI:
+    """The web service with the product's handlers (or ``router``'s), sweep and handler
+    contexts (GitHub through the App, or the local clone)."""
+    from bot.github.context import context_factory, no_app_notice
     from bot.service.app import create_app
 
-    return create_app(settings, store=store, router=build_router(), sweep=pending_sweep(),
-                      run_worker=run_worker)
+    return create_app(settings, store=store, router=router or build_router(), sweep=pending_sweep(),
+                      run_worker=run_worker, contexts=lambda db: context_factory(settings, db),
+                      notice=no_app_notice(settings))

@@ -15,6 +15,9 @@ from github import Auth, Github, GithubException
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 from urllib3.util.retry import Retry
 
+from bot.core import deadline
+from bot.core.deadline import RetryLaterError
+from bot.core.redact import redact_secrets
 from bot.github.port import (
     Batch,
     BlobRequest,
@@ -28,9 +31,6 @@ from bot.github.port import (
     WorkflowRun,
     label_names,
 )
-from bot.service import deadline
-from bot.service.deadline import RetryLaterError
-from bot.service.logs import redact_secrets
 from config.settings import Settings
 
 log = logging.getLogger(__name__)

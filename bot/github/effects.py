@@ -12,10 +12,10 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from bot.core.deadline import DeadlineError, RetryLaterError
 from bot.github import keys as ledger
 from bot.github.port import Comment, GitHubPort, Gone, InlineComment
 from bot.github.publish import batches, is_summary
-from bot.service.deadline import DeadlineError, RetryLaterError
 from bot.store.store import ATTEMPT_ENDED, Effect, Store
 
 log = logging.getLogger(__name__)

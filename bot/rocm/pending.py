@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.core.events import Event
 from bot.github import keys
+from bot.github.context import HandlerContext
 from bot.rocm.runs import RocmRuns
-from bot.service.context import HandlerContext
-from bot.service.events import Event
 from bot.store.dispatch import Dispatch, DispatchStore
 from bot.store.store import Store
 

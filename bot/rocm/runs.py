@@ -15,6 +15,7 @@ from typing import Literal
 from bot.analysis.engine import audit
 from bot.formats.markdown import Run
 from bot.github import keys
+from bot.github.context import HandlerContext
 from bot.github.port import PullRequest
 from bot.github.publish import SummaryState, with_runs
 from bot.github.tree import GitHubTree
@@ -23,7 +24,6 @@ from bot.rocm.authz import actor
 from bot.rocm.decide import Actor, Refusal
 from bot.rocm.dispatch import Dispatcher, ensure_check
 from bot.rocm.payloads import Result
-from bot.service.context import HandlerContext
 from bot.store.dispatch import Dispatch, DispatchStore, SelectedTest, Selection
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -18,9 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect
 
-from bot.service.context import context_factory as default_context
-from bot.service.context import no_app_notice
-from bot.service.events import Event
+from bot.core.events import Event
 from bot.service.metrics import Metrics
 from bot.service.router import Router
 from bot.service.webhooks import WebhookError, metric_event, parse_delivery
@@ -188,11 +186,14 @@ def create_app(
     router: Router | None = None,
     sweep: Sweep | None = None,
     run_worker: bool = False,
-    context_factory: ContextFactory | None = None,
+    contexts: Callable[[Store], ContextFactory] | None = None,
+    notice: str | None = None,
 ) -> FastAPI:
     """The service. With ``run_worker`` it also processes deliveries in this process, with
-    ``router``'s handlers and, when given, ``sweep`` for the effects left pending (the CLI's
-    `bot.cli.wiring.service_app` passes the product's)."""
+    ``router``'s handlers, each given the context ``contexts(store)`` builds for its event (none
+    without it), and, when given, ``sweep`` for the effects left pending; ``notice`` is logged
+    when the worker starts (what it cannot do). The CLI's `bot.cli.wiring.service_app` passes
+    the product's."""
     if run_worker and router is None:
         raise ValueError("create_app(run_worker=True) needs the router of the handlers to run "
                          "(bot.cli.wiring.service_app builds the product's)")
@@ -216,12 +217,12 @@ def create_app(
         if run_worker:
             assert router is not None
             worker = Worker(db, router, settings, metrics=metrics, sweep=sweep,
-                            context_factory=context_factory or default_context(settings, db))
+                            context_factory=contexts(db) if contexts is not None else None)
             worker.start()
         if not verify:
             log.warning("no webhook secret: accepting unsigned deliveries (dry-run)")
-        if run_worker and (without_app := no_app_notice(settings)):
-            log.warning(without_app)
+        if run_worker and notice:
+            log.warning(notice)
         log.info("service started", extra={"dry_run": settings.effective_dry_run,
                                            "database": db.dialect, "worker": run_worker})
         checkpoints = asyncio.create_task(_checkpoints(db)) if db.dialect == "sqlite" else None

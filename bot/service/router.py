@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.service.events import Event
+from bot.core.events import Event
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.service.deadline import RetryLaterError, deadline_in
-from bot.service.events import Event
+from bot.core.deadline import RetryLaterError, deadline_in
+from bot.core.events import Event
 from bot.service.metrics import Metrics
 from bot.service.router import HandlerError, Router
 from bot.store.store import DeliveryRecord, Store, backoff_seconds

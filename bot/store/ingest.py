@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy.exc import DBAPIError, StatementError
 
-from bot.service.events import Event
+from bot.core.events import Event
 from bot.store.store import Store
 
 # Like the store's engine: at most this many PostgreSQL connections, each renewed after

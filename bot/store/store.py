@@ -29,7 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from bot.service.events import Event
+from bot.core.events import Event
 from bot.store.schema import deliveries, effects, pr_leases
 
 log = logging.getLogger(__name__)

@@ -10,13 +10,13 @@ import pytest
 from bot.analysis.findings import finding
 from bot.analysis.report import Report
 from bot.cli.demo import build_example
+from bot.core.events import Event
 from bot.github import publish
+from bot.github.context import HandlerContext
 from bot.github.effects import REVIEW_MARKER, Effects
 from bot.github.local import LocalPort
 from bot.github.port import CheckRun
 from bot.github.publish import SUMMARY_MARKER, SummaryState
-from bot.service.context import HandlerContext
-from bot.service.events import Event
 from bot.store.dispatch import DispatchStore
 from bot.store.store import Store
 from config.settings import Settings

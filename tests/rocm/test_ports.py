@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.cli.demo import build_example
+from bot.core.events import Event
 from bot.github.adapter import PyGithubPort
+from bot.github.context import local_ports
 from bot.github.local import LocalPort
 from bot.github.port import Checks, Conversation, GitHubPort, Permissions, Workflows
 from bot.rocm.authz import actor
-from bot.service.context import local_ports
-from bot.service.events import Event
 from config.repo import DispatchConfig
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.service.events import Event
+from bot.core.events import Event
 from bot.service.webhooks import sign
 
 SECRET = b"test-secret"

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from bot.service.events import Event
+from bot.core.events import Event
 from bot.service.router import Router
 from bot.service.worker import Worker
 from bot.store.store import Store

@@ -16,8 +16,9 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from bot.cli.demo import build_example
+from bot.cli.wiring import service_app
+from bot.core.events import Event
 from bot.service.app import create_app
-from bot.service.events import Event
 from bot.service.logs import JsonFormatter
 from bot.service.router import Router
 from bot.store.store import Store
@@ -236,7 +237,7 @@ def test_the_in_process_worker_processes_and_isolates_handler_failures(tmp_path:
         seen.append(("fine", event.delivery_id))
 
     settings = _settings(tmp_path)
-    with serving(create_app(settings, router=router, run_worker=True)) as url:
+    with serving(service_app(settings, router=router, run_worker=True)) as url:
         for n, action in enumerate(("opened", "synchronize")):
             body, headers = signed("pull_request", f"w-{n}", pr_payload(number=n, action=action))
             assert httpx.post(f"{url}/webhook", content=body, headers=headers).status_code == 202
@@ -268,7 +269,7 @@ def test_without_app_credentials_a_local_clone_is_analysed_and_its_effects_recor
     payload["pull_request"]["base"]["sha"] = base
     body = json.dumps(payload).encode()
     caplog.set_level(logging.WARNING, logger="bot.service.app")
-    with serving(create_app(settings, router=product_router, run_worker=True)) as url:
+    with serving(service_app(settings, router=product_router, run_worker=True)) as url:
         answer = httpx.post(f"{url}/webhook", content=body, headers={
             "Content-Type": "application/json", "X-GitHub-Event": "pull_request",
             "X-GitHub-Delivery": "local-1"})
@@ -288,7 +289,7 @@ def test_without_app_credentials_or_a_clone_the_log_says_how_to_see_the_bot_work
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="bot.service.app")
     settings = Settings(dry_run=True, database_url=f"sqlite:///{tmp_path}/db.sqlite")
-    with serving(create_app(settings, router=Router(), run_worker=True)):
+    with serving(service_app(settings, router=Router(), run_worker=True)):
         pass
     notices = [r.getMessage() for r in caplog.records if "no App credentials" in r.getMessage()]
     assert len(notices) == 1 and "nothing is analysed" in notices[0] and "`rocmbot sandbox`" in notices[0]

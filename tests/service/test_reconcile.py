@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.service.reconcile import MAX_ATTEMPTS, Attempt, ReconcileError, next_cursor, reconcile
+from bot.github.reconcile import MAX_ATTEMPTS, Attempt, ReconcileError, next_cursor, reconcile
 from bot.store.store import Store
 from tests.service.helpers import event_of, pr_payload
 

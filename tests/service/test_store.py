@@ -13,8 +13,8 @@ from github import GithubException
 from sqlalchemy import create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.core.deadline import RetryLaterError
 from bot.github.effects import Effects
-from bot.service.deadline import RetryLaterError
 from bot.store.dispatch import DispatchStore, JobOutcome
 from bot.store.schema import deliveries, metadata, pr_leases
 from bot.store.store import Store, StoreError, backoff_seconds, normalise_url

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.service.events import Event
+from bot.core.events import Event
 from bot.service.webhooks import WebhookError, parse_delivery, sign, verify_signature
 
 # The example in GitHub's documentation ("Validating webhook deliveries").

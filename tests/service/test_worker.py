@@ -10,9 +10,9 @@ import threading
 import time
 from typing import Any
 
-from bot.service import deadline
-from bot.service.deadline import RetryLaterError
-from bot.service.events import Event
+from bot.core import deadline
+from bot.core.deadline import RetryLaterError
+from bot.core.events import Event
 from bot.service.router import Router
 from bot.service.worker import _RUNNING, Worker, dead_owners, retry_later
 from bot.store.store import Store

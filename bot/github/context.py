@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.core.events import Event
 from bot.github.effects import Effects
 from bot.github.policy import policy
 from bot.github.port import GitHubPort, PullRequest, label_names
-from bot.service.events import Event
 from bot.store.store import Store
 from config.repo import LoadedConfig
 from config.settings import Settings

@@ -7,7 +7,7 @@ import signal
 import threading
 from types import FrameType
 
-from bot.service.context import context_factory, no_app_notice
+from bot.github.context import context_factory, no_app_notice
 from bot.service.router import Router
 from bot.service.worker import Sweep, Worker
 from bot.store.store import Store
@@ -23,12 +23,13 @@ def serve(settings: Settings, host: str, port: int, router: Router, sweep: Sweep
 
     from bot.service.app import create_app
 
-    app = create_app(settings, router=router, sweep=sweep, run_worker=with_worker)
+    app = create_app(settings, router=router, sweep=sweep, run_worker=with_worker,
+                     contexts=lambda db: context_factory(settings, db), notice=no_app_notice(settings))
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
                                            timeout_graceful_shutdown=30))
     reconciler = None
     if settings.reconcile_minutes > 0 and settings.has_app_credentials:
-        from bot.service.reconcile import Reconciler
+        from bot.github.reconcile import Reconciler
 
         reconciler = Reconciler(settings, ready=lambda: bool(server.started))
         reconciler.start()
