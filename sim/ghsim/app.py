@@ -89,7 +89,14 @@ async def _drop(send: Send) -> None:
     await asyncio.sleep(0.01)
 
 
-_MESSAGES = {500: "Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
+_MESSAGES = {
+    403: "Resource not accessible by integration",  # what GitHub says when the App lost access
+    404: "Not Found",
+    500: "Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
 
 
 def _fault_answer(

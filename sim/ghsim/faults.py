@@ -153,7 +153,8 @@ class FaultPlan:
         method: str | None = None,
         path: str | re.Pattern[str] | None = None,
     ) -> Fault:
-        """Answer ``status`` (a 5xx) to the next ``times`` matching requests, or to a seeded ``fraction``."""
+        """Answer ``status`` (a 5xx; a 403 is access the App lost, not a rate limit) to the next
+        ``times`` matching requests, or to a seeded ``fraction``."""
         return self.add(Fault("status", method, path, times, fraction, status=status))
 
     def fail_after(

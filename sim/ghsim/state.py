@@ -193,6 +193,9 @@ class Repository:
     labels: dict[str, Label] = field(default_factory=dict)  # by name, lower-cased
     fork_of: Repository | None = None
     created_at: datetime = field(default_factory=utcnow)
+    # deleted (or transferred where the App is not installed): every request that names it, its
+    # PRs included, is answered 404, REST and GraphQL alike (see SimulatorState.delete_repository)
+    deleted: bool = False
 
     @property
     def full_name(self) -> str:
@@ -545,6 +548,12 @@ class SimulatorState:
     def repo(self, full_name: str) -> Repository:
         with self.lock:
             return self.repos[full_name.lower()]
+
+    def delete_repository(self, repo: Repository) -> None:
+        """Delete a repository: GitHub answers 404 to it and to its PRs from now on (a PR has no
+        deletion of its own; this is how one disappears). What it held stays for assertions."""
+        with self.lock:
+            repo.deleted = True
 
     def commit(
         self,

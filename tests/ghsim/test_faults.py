@@ -159,3 +159,13 @@ def test_a_dropped_connection_gets_no_answer_and_is_retried_by_pygithub(
         == world.pull.number
     )
     assert [c.fault for c in sim.state.calls if c.fault] == ["drop", "drop"]
+
+
+def test_an_injected_403_says_access_was_lost_and_is_no_rate_limit(
+    sim: Simulator, world: World, api: httpx.Client
+) -> None:
+    sim.faults.fail(403, times=1, path="/repos/*/pulls/*")
+    answer = api.get(f"/repos/rocm-org/miles/pulls/{world.pull.number}")
+    assert answer.status_code == 403
+    assert answer.json() == {"message": "Resource not accessible by integration"}
+    assert "retry-after" not in answer.headers and answer.headers["x-ratelimit-remaining"] != "0"

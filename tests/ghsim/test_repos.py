@@ -146,3 +146,26 @@ def test_a_repository_seeded_from_git_keeps_gits_shas(git_repo: GitRepo) -> None
         }
         assert files == {"a.py": "removed", "pkg/b.py": "modified"}
         assert sim.state.response_failures == []
+
+
+def test_a_deleted_repository_and_its_pull_requests_are_answered_404(
+    sim: Simulator, world: World, gh: github.Github
+) -> None:
+    """GitHub has no deletion of a PR: it disappears with its repository (or a transfer where
+    the App is not installed). Off until asked for: the repository answers as before."""
+    number = world.pull.number
+    assert gh.get_repo("rocm-org/miles").get_pull(number).number == number
+    sim.state.delete_repository(world.repo)
+    headers = token_headers(sim, world)
+    for path in ("/repos/rocm-org/miles", f"/repos/rocm-org/miles/pulls/{number}",
+                 f"/repos/rocm-org/miles/pulls/{number}/files"):
+        answer = httpx.get(f"{sim.url}{path}", headers=headers)
+        assert (answer.status_code, answer.json()["message"]) == (404, "Not Found"), path
+    posted = httpx.post(f"{sim.url}/repos/rocm-org/miles/issues/{number}/comments", headers=headers,
+                        json={"body": "too late"})
+    assert posted.status_code == 404
+    query = (f'{{ repository(owner: "rocm-org", name: "miles") {{ '
+             f"pullRequest(number: {number}) {{ number }} }} }}")
+    answer = httpx.post(f"{sim.url}/graphql", headers=headers, json={"query": query}).json()
+    assert answer["data"] == {"repository": None} and answer["errors"][0]["type"] == "NOT_FOUND"
+    assert sim.state.comments_on(world.repo, number) == []

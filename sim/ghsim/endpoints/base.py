@@ -78,6 +78,8 @@ class Ctx:
         return repo
 
     def may_see(self, repo: Repository) -> bool:
+        if repo.deleted:
+            return False
         token = self.caller.token
         if token is None:
             return self.caller.kind != "installation"
