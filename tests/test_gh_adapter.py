@@ -12,7 +12,8 @@ from github import GithubException
 from pydantic import SecretStr
 
 from bot.core.deadline import DeadlineError, RetryLaterError, deadline_in
-from bot.github.adapter import GitHubApp, PyGithubPort, _graphql_pr, _split, rate_limit_wait
+from bot.core.gone import OutOfReach
+from bot.github.adapter import GitHubApp, PyGithubPort, _graphql_pr, _split, rate_limit_wait, unreachable
 from bot.github.port import BlobRequest, label_names
 from config.settings import Settings
 from ghsim import Simulator, serve_simulator
@@ -243,3 +244,45 @@ def test_label_names_take_what_github_sends_and_nothing_else() -> None:
     assert label_names([{"name": "run-ci"}, {"id": 1}, "bug", {"name": 3}]) == ("run-ci",)
     assert label_names({"nodes": [{"name": "run-ci-extra"}]}) == ("run-ci-extra",)
     assert label_names(None) == label_names({"nodes": None}) == label_names("run-ci") == ()
+
+
+def test_a_deleted_repository_is_out_of_reach_and_a_missing_file_is_not(
+        sim: Simulator, seeded: Seeded) -> None:
+    port, repo, pull = seeded
+    assert port.default_branch_file("octo/miles", "no/such/file.yml") is None  # a 404 expected
+    sim.state.delete_repository(repo)
+    for read in (lambda: port.pull_request("octo/miles", pull.number),
+                 lambda: port.pull_files("octo/miles", pull.number),
+                 lambda: port.read_batch("octo/miles", [BlobRequest(pull.head_sha, "a.py")],
+                                         pull=pull.number)):
+        with pytest.raises(OutOfReach) as raised:
+            read()
+        assert raised.value.http_status == 404 and not raised.value.lost_access
+        assert isinstance(raised.value, GithubException)  # still what the callers expecting one catch
+    assert port.default_branch_file("octo/miles", "no/such/file.yml") is None
+
+
+def test_a_403_that_is_no_rate_limit_is_lost_access(sim: Simulator, seeded: Seeded) -> None:
+    port, _, pull = seeded
+    sim.faults.fail(403, times=1, path="/repos/*/pulls/*")
+    with pytest.raises(OutOfReach) as raised:
+        port.pull_request("octo/miles", pull.number)
+    assert raised.value.lost_access and raised.value.request == f"GET /repos/octo/miles/pulls/{pull.number}"
+    assert len(sim.state.find_calls("GET", "/repos/*/pulls/*")) == 1  # not retried
+
+
+@pytest.mark.parametrize(("status", "request_line", "expected"), [
+    (403, "GET /repos/o/r/contents/x", True),
+    (404, "GET /repos/o/r", True),
+    (404, "GET /repos/o/r/pulls/7", True),
+    (410, "GET /repos/o/r/pulls/7/files", True),
+    (404, "POST /repos/o/r/issues/7/comments", True),
+    (404, "POST /graphql", True),
+    (404, "PATCH /repos/o/r/issues/comments/9", False),  # a comment someone deleted
+    (404, "GET /repos/o/r/contents/.github/rocmbot.yml", False),
+    (404, "GET /repos/o/r/actions/runs/5/jobs", False),
+    (502, "GET /repos/o/r/pulls/7", False),
+    (422, "POST /repos/o/r/pulls/7/reviews", False),
+])
+def test_what_is_out_of_reach_for_good(status: int, request_line: str, expected: bool) -> None:
+    assert unreachable(status, request_line) is expected

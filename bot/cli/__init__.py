@@ -115,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--status", choices=["queued", "processing", "done", "failed", "dead", "superseded"])
     q.add_argument("--limit", type=int, default=50)
     q.add_argument("--json", action="store_true", help="one JSON object per line")
-    q = dl.add_parser("show", help="one delivery, with its payload")
+    q = dl.add_parser("show", help="one delivery, with its effects (in dry-run, what they would send) "
+                                   "and its payload")
     q.add_argument("id", help="the X-GitHub-Delivery id")
     q = dl.add_parser("retry", help="queue a delivery again")
     q.add_argument("id", help="the X-GitHub-Delivery id")
@@ -371,7 +372,7 @@ def _settings() -> Settings:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from bot.cli.serve import serve
-    from bot.cli.wiring import build_router, pending_sweep
+    from bot.cli.wiring import build_router, dead_letter, go_live, pending_sweep
     from bot.service import logs
     from config.settings import SettingsError
 
@@ -382,7 +383,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     _check_port(args.host, args.port)
     logs.configure(settings.log_level, settings.log_format)
-    serve(settings, args.host, args.port, build_router(), pending_sweep(), with_worker=not args.no_worker)
+    serve(settings, args.host, args.port, build_router(), pending_sweep(), with_worker=not args.no_worker,
+          dead_letter=dead_letter(), go_live=go_live())
     return EXIT_OK
 
 
@@ -405,12 +407,13 @@ def _check_port(host: str, port: int) -> None:
 
 def _cmd_worker(args: argparse.Namespace) -> int:
     from bot.cli.serve import run_workers
-    from bot.cli.wiring import build_router, pending_sweep
+    from bot.cli.wiring import build_router, dead_letter, go_live, pending_sweep
     from bot.service import logs
 
     settings = _settings()
     logs.configure(settings.log_level, settings.log_format)
-    run_workers(settings, args.concurrency or settings.worker_concurrency, build_router(), pending_sweep())
+    run_workers(settings, args.concurrency or settings.worker_concurrency, build_router(), pending_sweep(),
+                dead_letter=dead_letter(), go_live=go_live())
     return EXIT_OK
 
 
@@ -457,7 +460,10 @@ def _cmd_deliveries(args: argparse.Namespace) -> int:
         if record is None:
             raise UsageError(f"no delivery {args.id}")
         if args.deliveries_command == "show":
-            sys.stdout.write(json.dumps({**record.summary(), "payload": record.payload()}, indent=2) + "\n")
+            made = [{"key": e.key, "kind": e.kind, "target": e.target, "status": e.status, "result": e.result}
+                    for e in store.effects_of(args.id)]
+            sys.stdout.write(json.dumps({**record.summary(), "effects": made, "payload": record.payload()},
+                                        indent=2) + "\n")
             return EXIT_OK
         if not store.retry(args.id):
             raise UsageError(f"delivery {args.id} is being processed; retry it once it ends")

@@ -2,7 +2,8 @@
 
 The service runs whatever router and pending-effects sweep it is handed; the handlers and the
 ROCm sweep sit above it and are wired in here, by the commands that run it (`serve`, `worker`,
-`demo`, `replay`, `sandbox`). Imports are lazy: `rocmbot audit` loads none of this.
+`demo`, `replay`, `sandbox`), and so are what a worker does when it gives a delivery up and when it
+starts live. Imports are lazy: `rocmbot audit` loads none of this.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from bot.service.router import Router
-    from bot.service.worker import Sweep
+    from bot.service.worker import DeadLetter, GoLive, Sweep
     from bot.store.store import Store
     from config.settings import Settings
 
@@ -32,6 +33,20 @@ def pending_sweep() -> Sweep:
     return sweep
 
 
+def dead_letter() -> DeadLetter:
+    """What a worker runs when it gives a delivery up: the PR's analysis check says so."""
+    from bot.github.notice import analysis_failed
+
+    return analysis_failed
+
+
+def go_live() -> GoLive:
+    """What a worker starting live runs once: make what dry-run recorded for current heads."""
+    from bot.rocm.pending import go_live as make_live
+
+    return make_live
+
+
 def service_app(settings: Settings, *, run_worker: bool = False, store: Store | None = None,
                 router: Router | None = None) -> FastAPI:
     """The web service with the product's handlers (or ``router``'s), sweep and handler
@@ -40,5 +55,6 @@ def service_app(settings: Settings, *, run_worker: bool = False, store: Store | 
     from bot.service.app import create_app
 
     return create_app(settings, store=store, router=router or build_router(), sweep=pending_sweep(),
-                      run_worker=run_worker, contexts=lambda db: context_factory(settings, db),
+                      dead_letter=dead_letter(), go_live=go_live(), run_worker=run_worker,
+                      contexts=lambda db: context_factory(settings, db),
                       notice=no_app_notice(settings))

@@ -6,6 +6,7 @@ import base64
 import email.utils
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -17,6 +18,7 @@ from urllib3.util.retry import Retry
 
 from bot.core import deadline
 from bot.core.deadline import RetryLaterError
+from bot.core.gone import OutOfReach
 from bot.core.redact import redact_secrets
 from bot.github.port import (
     Batch,
@@ -63,6 +65,32 @@ def rate_limit_wait(status: int, headers: Mapping[str, Any], message: str,
     if status == 429 or "rate limit" in message.lower():
         return secondary_wait
     return None
+
+
+# A repository or one of its PRs (or the PR's conversation): a 404 or 410 here means it is gone.
+_REPO_OR_PR = re.compile(r"^[A-Z]+ /repos/[^/]+/[^/]+(/(pulls|issues)/\d+(/[a-z_]+)?)?$")
+
+
+class Unreachable(GithubException, OutOfReach):
+    """GitHub answered for good (see :mod:`bot.core.gone`); still a ``GithubException`` with
+    the same status, for the callers that expect one."""
+
+    def __init__(self, exc: GithubException, request: str) -> None:
+        super().__init__(exc.status, exc.data, exc.headers, exc.message)
+        self.http_status = exc.status
+        self.request = request
+
+
+def unreachable(status: int, request: str) -> bool:
+    """Whether an answer that is not a rate limit says what was asked is out of reach for good:
+    a 403 (the App lost access), or a 404 or 410 on a repository or PR (deleted, or transferred
+    away). GraphQL answers 404 only when the repository or PR a query names does not exist (a
+    missing file is a null object, not an error)."""
+    if status == 403:
+        return True
+    if status not in (404, 410):
+        return False
+    return request == "POST /graphql" or _REPO_OR_PR.match(request.split("?", 1)[0]) is not None
 
 
 class _Retry(Retry):
@@ -291,6 +319,8 @@ class PyGithubPort:
             message = str((exc.data or {}).get("message", "")) if isinstance(exc.data, dict) else ""
             wait = rate_limit_wait(exc.status, exc.headers or {}, message, self.secondary_wait)
             if wait is None:
+                if unreachable(exc.status, what):
+                    raise Unreachable(exc, what) from exc
                 raise
             raise RetryLaterError(wait, f"GitHub rate limit on {what}") from exc
         return data

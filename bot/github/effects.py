@@ -3,7 +3,10 @@
 Each write has an idempotency key. A key already `done` is skipped; a key left `pending` by
 an attempt that died mid-way is reconciled against GitHub (find the comment by its marker, the
 review by its commit) before anything is written again. In dry-run the write is recorded as
-``dry_run`` and logged, not sent; a live service makes it as if it had never been recorded.
+``dry_run``, with what it would have sent (see :func:`recorded`), and logged, not sent; a live
+service makes it as if it had never been recorded. One marked ``superseded`` (a dry-run write
+for a head that moved on, see `bot.rocm.pending.go_live`) was never sent either: it is made
+only when a later delivery makes the same write.
 """
 
 from __future__ import annotations
@@ -21,6 +24,32 @@ from bot.store.store import ATTEMPT_ENDED, Effect, Store
 log = logging.getLogger(__name__)
 
 REVIEW_MARKER = "<!-- rocmbot:review -->"
+NEVER_SENT = ("dry_run", "superseded")  # entries whose write was recorded, not made
+RECORDED_CHARS = 65_536  # of one text a dry-run entry keeps (GitHub takes no longer body)
+
+
+def recorded(content: Any) -> Any:
+    """What a dry-run entry keeps of a write's content: texts over ``RECORDED_CHARS`` cut, with
+    a marker saying how much is left out."""
+    if isinstance(content, str) and len(content) > RECORDED_CHARS:
+        return content[:RECORDED_CHARS] + f"\n[cut: {len(content) - RECORDED_CHARS} more characters]"
+    if isinstance(content, dict):
+        return {str(k): recorded(v) for k, v in content.items()}
+    if isinstance(content, list | tuple):
+        return [recorded(v) for v in content]
+    return content
+
+
+def check_content(payload: dict[str, Any], annotations: int = 0) -> dict[str, Any]:
+    """What a check run's write carries, for a dry-run entry: its state and output, and how
+    many annotations go with it."""
+    output = payload.get("output") or {}
+    shown = {k: payload[k] for k in ("name", "head_sha", "status", "conclusion", "external_id")
+             if payload.get(k) is not None}
+    shown.update({k: output[k] for k in ("title", "summary", "text") if output.get(k) is not None})
+    if annotations or output.get("annotations"):
+        shown["annotations"] = annotations or len(output["annotations"])
+    return shown
 
 
 def answered(exc: BaseException) -> bool:
@@ -66,8 +95,10 @@ class Effects:
         reconcile: Callable[[], Any] | None = None,
         *,
         defer_to_live: float = 0.0,
+        content: dict[str, Any] | None = None,
     ) -> Any:
         """Make the write ``act`` once under ``key``; None when it is left to another attempt.
+        ``content``: what the write sends, kept by a dry-run entry (see :func:`recorded`).
 
         An entry another attempt began less than ``defer_to_live`` seconds ago is left to it:
         that attempt may be alive and mid-write, where reconciling finds nothing yet and a
@@ -84,8 +115,9 @@ class Effects:
         if entry.status == "pending" and not entry.created and entry.age < defer_to_live:
             log.info("effect in flight elsewhere", extra={"key": key, "delivery_id": self.delivery_id})
             return None
-        if entry.status == "dry_run":  # never sent: live, it is made now, as a pending write
-            self.store.mark_effect(key, "pending", was="dry_run")
+        if entry.status in NEVER_SENT:  # live, it is made now, as a pending write
+            if not self.dry_run:
+                self.store.mark_effect(key, "pending", was=entry.status)
         elif not entry.created and reconcile is not None and not self.dry_run:
             if entry.age < self.in_flight and not ended(entry):
                 raise RetryLaterError(self.in_flight - entry.age,
@@ -96,8 +128,11 @@ class Effects:
                 return found
         if self.dry_run:
             result: Any = {"dry_run": True}
+            if content is not None:
+                result["content"] = recorded(content)
             log.info("dry-run: effect not sent", extra={"key": key, "kind": kind, "target": target})
-            if entry.created:  # a pending entry of a live attempt stays pending for the live service
+            # a pending entry of a live attempt stays pending for the live service
+            if entry.created or entry.status == "superseded":
                 self.store.finish_effect(key, result, "dry_run")
             return result
         if not entry.created:  # this attempt's request is the one in flight now
@@ -157,7 +192,9 @@ class Effects:
                 )
             return {"id": run.id}
 
-        return self.once(key, "check_run", f"{repo}@{head_sha}", act, lambda: act(look=True))
+        return self.once(key, "check_run", f"{repo}@{head_sha}", act, lambda: act(look=True),
+                         content=check_content({**payload, "name": name, "head_sha": head_sha},
+                                               len(annotations)))
 
     def _earlier_check(self, prefix: str, key: str) -> tuple[int | None, bool]:
         """The check run an earlier version on the same commit made, from the ledger, and
@@ -167,7 +204,7 @@ class Effects:
         unsure = False
         for effect in self.store.effects_starting(prefix):
             result = effect.result
-            if effect.key == key or effect.status == "dry_run":  # never sent
+            if effect.key == key or effect.status in NEVER_SENT:
                 continue
             if effect.status == "done" and isinstance(result, dict) and isinstance(result.get("id"), int):
                 found = result["id"]
@@ -219,7 +256,7 @@ class Effects:
                 except Gone:
                     return {"id": comment_id, "gone": True}
 
-            done = self.once(key, "comment_edit", f"{repo}#{number}", edit)
+            done = self.once(key, "comment_edit", f"{repo}#{number}", edit, content={"body": body})
             if not (isinstance(done, dict) and done.get("gone")):
                 return done
             log.info("the summary comment was deleted: posting it again",
@@ -240,7 +277,7 @@ class Effects:
             self.port.edit_comment(repo, found[0], body)
             return {"id": found[0], "body": body}
 
-        return self.once(key, "comment", f"{repo}#{number}", create, reconcile)
+        return self.once(key, "comment", f"{repo}#{number}", create, reconcile, content={"body": body})
 
     # the review ------------------------------------------------------------
 
@@ -275,7 +312,9 @@ class Effects:
                     return {"reconciled": True, "keys": list(keys)}
             return None
 
-        return self.once(key, "review", f"{repo}#{number}@{head_sha}", act, reconcile)
+        return self.once(key, "review", f"{repo}#{number}@{head_sha}", act, reconcile, content={
+            "commit_id": head_sha, "body": text,
+            "comments": [{"path": c.path, "line": c.line, "body": c.body} for c in comments]})
 
     def posted_inline(self, repo: str, number: int) -> list[str]:
         """Fingerprints of the findings the ledger knows this PR's reviews commented on (on
@@ -317,14 +356,16 @@ class Effects:
                     return {"id": run.id, "reconciled": True}
             return None
 
-        done = self.once(key, "check_run", f"{repo}@{head}", create, reconcile, defer_to_live=defer_to_live)
+        done = self.once(key, "check_run", f"{repo}@{head}", create, reconcile, defer_to_live=defer_to_live,
+                         content=check_content(payload))
         found = done.get("id") if isinstance(done, dict) else None
         return found if isinstance(found, int) else None
 
     def update_check(self, key: str, repo: str, check_id: int, payload: dict[str, Any]) -> Any:
         """Update a check run once per ``key``."""
         return self.once(key, "check_run", f"{repo}/check-runs/{check_id}",
-                         lambda: {"id": self._github().update_check_run(repo, check_id, payload).id})
+                         lambda: {"id": self._github().update_check_run(repo, check_id, payload).id},
+                         content=check_content(payload))
 
     # replies and reactions -------------------------------------------------
 
@@ -349,11 +390,12 @@ class Effects:
                     return {"id": comment.id, **(found or {}), "reconciled": True}
             return None
 
-        return self.once(key, "comment", f"{repo}#{number}", create, reconcile)
+        return self.once(key, "comment", f"{repo}#{number}", create, reconcile, content={"body": body})
 
     def edit_comment(self, key: str, repo: str, number: int, comment_id: int, body: str) -> Any:
         return self.once(key, "comment_edit", f"{repo}#{number}",
-                         lambda: {"id": self._github().edit_comment(repo, comment_id, body).id})
+                         lambda: {"id": self._github().edit_comment(repo, comment_id, body).id},
+                         content={"comment_id": comment_id, "body": body})
 
     def settle(self, key: str, result: dict[str, Any]) -> None:
         """Record as done a write that an earlier attempt made, found afterwards."""
@@ -368,7 +410,8 @@ class Effects:
             self._github().add_reaction(repo, comment_id, content)
             return {"content": content}
 
-        self.once(ledger.reaction(repo, comment_id, content), "reaction", f"{repo}/{comment_id}", act)
+        self.once(ledger.reaction(repo, comment_id, content), "reaction", f"{repo}/{comment_id}", act,
+                  content={"comment_id": comment_id, "content": content})
 
     # workflow runs ---------------------------------------------------------
 
@@ -379,6 +422,7 @@ class Effects:
         return self.once(
             ledger.dispatch(dispatch_id), "dispatch", target,
             lambda: {"run_id": self._github().dispatch_workflow(repo, workflow, ref, inputs)}, reconcile,
+            content={"workflow": workflow, "ref": ref, "inputs": inputs},
         )
 
     def cancel_run(self, dispatch_id: str, repo: str, run_id: int) -> None:
@@ -386,4 +430,5 @@ class Effects:
             self._github().cancel_run(repo, run_id)
             return {"cancelled": True}
 
-        self.once(ledger.cancel(dispatch_id), "cancel", f"{repo} run {run_id}", stop)
+        self.once(ledger.cancel(dispatch_id), "cancel", f"{repo} run {run_id}", stop,
+                  content={"run_id": run_id})

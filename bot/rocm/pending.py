@@ -10,6 +10,8 @@ retry came) is an effect that may be missing. A worker sweeps for them on a time
 - an accepted dispatch without its `rocmbot / rocm` check: the check is made;
 - any other pending write of a delivery that was given up (dead-lettered): the delivery is
   queued again, once (its handlers look for what the attempt made before writing anything).
+
+And once, when a worker starts live, what a dry-run recorded (:func:`go_live`).
 """
 
 from __future__ import annotations
@@ -96,3 +98,57 @@ def sweep(store: Store, contexts: Contexts, older_than: float, *, now: float | N
             "dispatched": swept.dispatched, "found": swept.found, "withdrawn": swept.withdrawn,
             "checks": swept.checks, "retried": swept.retried, "errors": swept.errors})
     return swept
+
+
+@dataclass
+class Live:
+    """What :func:`go_live` did."""
+
+    requeued: list[str] = field(default_factory=list)  # deliveries run again, live
+    superseded: list[str] = field(default_factory=list)  # ledger keys left unmade
+    unknown: list[str] = field(default_factory=list)  # PRs GitHub could not be asked about
+
+
+def go_live(store: Store, contexts: Contexts) -> Live:
+    """Make what a dry-run recorded, once, when the service starts live.
+
+    Each delivery whose handling recorded ``dry_run`` entries is looked at once: when it names a
+    PR head that is still the head of the open PR, it is queued again (a live run of the same
+    delivery, which sends everything through the ledger: each write is made once, however many
+    services start). Otherwise (the head moved on, the PR was closed, the delivery names no head,
+    a command in a comment) its entries are left unmade, marked ``superseded``: a later delivery
+    that makes the same write makes it. Its entries are marked ``superseded`` before the run
+    either way, so a write the live run no longer makes (the analysis changed) is not looked at
+    on every start.
+    """
+    done = Live()
+    by_delivery: dict[str | None, list[str]] = {}
+    for entry, delivery_id in store.effects_in("dry_run"):
+        by_delivery.setdefault(delivery_id, []).append(entry.key)
+    heads: dict[str, str | None] = {}  # PR key -> its open head (None: closed)
+    for delivery_id, keys_ in by_delivery.items():
+        record = store.get(delivery_id) if delivery_id else None
+        current = False
+        if record is not None and record.pr_key is not None and record.head_sha and record.repository:
+            if record.pr_key not in heads:
+                ctx = contexts(record.to_event())
+                if ctx is None or ctx.github is None:
+                    continue
+                try:
+                    pr = ctx.github.pull_request(record.repository, int(record.pr_number or 0))
+                except Exception as exc:  # GitHub failed: left for the next start
+                    done.unknown.append(f"{record.pr_key}: {type(exc).__name__}: {exc}")
+                    log.warning("could not read a PR to make its dry-run effects",
+                                extra={"pr": record.pr_key, "error": str(exc)})
+                    continue
+                heads[record.pr_key] = pr.head_sha if pr.state == "open" else None
+            current = heads[record.pr_key] == record.head_sha
+        for key in keys_:
+            if store.mark_effect(key, "superseded", was="dry_run") and not current:
+                done.superseded.append(key)
+        if current and record is not None and record.status not in BUSY and store.retry(record.delivery_id):
+            done.requeued.append(record.delivery_id)
+    if done.requeued or done.superseded or done.unknown:
+        log.info("made live what dry-run recorded", extra={
+            "requeued": done.requeued, "superseded": len(done.superseded), "unknown": done.unknown})
+    return done

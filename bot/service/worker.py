@@ -10,10 +10,11 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from bot.core.deadline import RetryLaterError, deadline_in
 from bot.core.events import Event
+from bot.core.gone import OutOfReach
 from bot.service.metrics import Metrics
 from bot.service.router import HandlerError, Router
 from bot.store.store import DeliveryRecord, Store, backoff_seconds
@@ -25,6 +26,12 @@ ContextFactory = Callable[[Event], Any]
 # One pass over the effects left pending longer than the seconds given (the composition root
 # hands in bot.rocm.pending.sweep): store, contexts, seconds.
 Sweep = Callable[[Store, ContextFactory, float], object]
+# What a delivery given up tells its PR (the composition root hands in
+# bot.github.notice.analysis_failed): the delivery's handler context, the record, the error.
+DeadLetter = Callable[[Any, DeliveryRecord, str], object]
+# Once, when a worker starts live: make the effects a dry-run recorded (the composition root
+# hands in bot.rocm.pending.go_live): store, contexts.
+GoLive = Callable[[Store, ContextFactory], object]
 
 # The names of this process's workers that are running: a lease named after this process's
 # id but none of these was taken by an earlier process that had the same id (a container's
@@ -74,6 +81,18 @@ def retry_later(exc: Exception) -> float | None:
     return None
 
 
+def out_of_reach(exc: Exception) -> list[OutOfReach]:
+    """What GitHub answered for good (see :mod:`bot.core.gone`) when that is every failure of
+    this attempt; none when any failure may pass (that one is retried)."""
+    if isinstance(exc, OutOfReach):
+        return [exc]
+    if not isinstance(exc, HandlerError):
+        return []
+    failed = [o.exception for o in exc.outcomes if not o.ok]
+    found = [e for e in failed if isinstance(e, OutOfReach)]
+    return found if found and len(found) == len(failed) else []
+
+
 def _fields(record: DeliveryRecord) -> dict[str, Any]:
     return {"delivery_id": record.delivery_id, "event": record.event, "repository": record.repository,
             "pr": record.pr_number}
@@ -85,6 +104,7 @@ class WorkerStats:
     failed: int = 0
     dead: int = 0
     superseded: int = 0
+    gone: int = 0  # ended at once: GitHub answered for good
 
 
 class Worker:
@@ -92,12 +112,15 @@ class Worker:
 
     def __init__(self, store: Store, router: Router, settings: Settings, *,
                  context_factory: ContextFactory | None = None, metrics: Metrics | None = None,
-                 name: str | None = None, sweep: Sweep | None = None) -> None:
+                 name: str | None = None, sweep: Sweep | None = None,
+                 dead_letter: DeadLetter | None = None, go_live: GoLive | None = None) -> None:
         self.store = store
         self.router = router
         self.settings = settings
         self.context_factory = context_factory or (lambda event: None)
         self.sweep = sweep
+        self.dead_letter = dead_letter
+        self.go_live = go_live
         self.metrics = metrics
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stats = WorkerStats()
@@ -125,6 +148,10 @@ class Worker:
             sweeper = threading.Thread(target=self._sweep_loop, name="rocmbot-pending-sweeper", daemon=True)
             sweeper.start()
             self._threads.append(sweeper)
+        if self.go_live is not None and not self.settings.effective_dry_run:
+            live = threading.Thread(target=self._go_live, name="rocmbot-dry-run-to-live", daemon=True)
+            live.start()
+            self._threads.append(live)
         log.info("worker started", extra={"worker": self.name, "concurrency": count})
 
     def stop(self, timeout: float = 30.0) -> None:
@@ -192,6 +219,14 @@ class Worker:
             except Exception:  # the database went away: the next pass
                 log.exception("pending-effects sweep failed", extra={"worker": self.name})
 
+    def _go_live(self) -> None:
+        """Once: make what a dry-run recorded for the heads that are still their PR's."""
+        assert self.go_live is not None
+        try:
+            self.go_live(self.store, self.context_factory)
+        except Exception:  # the database or GitHub went away: the next start
+            log.exception("could not make the effects recorded in dry-run", extra={"worker": self.name})
+
     def run_once(self, owner: str | None = None) -> bool:
         """Claim and process one delivery; False when none was due."""
         owner = owner or self.owner(0)
@@ -227,12 +262,16 @@ class Worker:
             elapsed = time.perf_counter() - start
             error = str(exc) if isinstance(exc, HandlerError) else f"{type(exc).__name__}: {exc}"
             later = retry_later(exc)
-            if record.attempts >= self.settings.max_attempts:
+            gone = out_of_reach(exc)
+            if gone:
+                self._out_of_reach(owner, record, gone, elapsed)
+            elif record.attempts >= self.settings.max_attempts:
                 self.store.finish(record, owner, "dead", error=error)
                 self.stats.dead += 1
                 log.error("delivery dead-lettered", extra={**fields, "attempts": record.attempts,
                                                            "error": error})
                 self._observe(record, "dead", elapsed)
+                self._tell_pr(record, error)
             else:
                 delay = later if later is not None else backoff_seconds(
                     record.attempts, self.settings.backoff_base_seconds, self.settings.backoff_max_seconds)
@@ -248,6 +287,34 @@ class Worker:
         self.stats.processed += 1
         log.info("delivery processed", extra={**fields, "seconds": round(elapsed, 4)})
         self._observe(record, "done", elapsed)
+
+    def _out_of_reach(self, owner: str, record: DeliveryRecord, gone: list[OutOfReach],
+                      elapsed: float) -> None:
+        """End a delivery GitHub answered for good, without retrying it: ``dead`` when the App
+        lost access (an operator can restore it and retry), ``done`` when what it is about is
+        gone (nothing is left to do). Its PR is not told: GitHub would refuse that too."""
+        lost = any(g.lost_access for g in gone)
+        note = "; ".join(dict.fromkeys(g.describe() for g in gone))
+        status: Literal["dead", "done"] = "dead" if lost else "done"
+        self.store.finish(record, owner, status, error=f"not retried: {note}")
+        self.stats.gone += 1
+        if lost:
+            self.stats.dead += 1
+        (log.error if lost else log.warning)(
+            "delivery ended: GitHub answered for good, not retried",
+            extra={**_fields(record), "status": gone[0].http_status, "request": gone[0].request,
+                   "attempts": record.attempts, "ended_as": status, "error": note})
+        self._observe(record, status, elapsed)
+
+    def _tell_pr(self, record: DeliveryRecord, error: str) -> None:
+        """The dead-letter hook: a delivery given up for a PR's head says so on the PR."""
+        if self.dead_letter is None or record.pr_number is None or record.head_sha is None:
+            return
+        try:
+            with deadline_in(self.settings.delivery_deadline_seconds):
+                self.dead_letter(self.context_factory(record.to_event()), record, error)
+        except Exception:  # GitHub or the database failed too: the log line above stands
+            log.exception("could not tell the PR its delivery was given up", extra=_fields(record))
 
     def _observe(self, record: DeliveryRecord, outcome: str, seconds: float) -> None:
         if self.metrics is not None:

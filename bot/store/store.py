@@ -121,7 +121,10 @@ class Effect:
     key: str
     kind: str
     target: str
-    status: str  # pending | done | dry_run (recorded, not sent) | retried (its delivery queued again)
+    # pending | done | dry_run (recorded, not sent) | superseded (recorded in dry-run for a head
+    # that moved on: not sent, nor made unless a later delivery makes it) | retried (its
+    # delivery queued again)
+    status: str
     result: Any
     created: bool  # this call wrote the entry
     age: float = 0.0  # seconds since the entry was last written
@@ -616,6 +619,22 @@ class Store:
             rows = conn.execute(query).all()
         return [Effect(r.key, r.kind, r.target, r.status,
                        json.loads(r.result) if r.result else None, False) for r in rows]
+
+    def effects_of(self, delivery_id: str) -> list[Effect]:
+        """The ledger entries the handling of one delivery began, oldest first."""
+        query = select(effects).where(effects.c.delivery_id == delivery_id).order_by(effects.c.id)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [Effect(r.key, r.kind, r.target, r.status,
+                       json.loads(r.result) if r.result else None, False) for r in rows]
+
+    def effects_in(self, status: str, limit: int = 10_000) -> list[tuple[Effect, str | None]]:
+        """Ledger entries in ``status``, oldest first, with the delivery that began them."""
+        query = select(effects).where(effects.c.status == status).order_by(effects.c.id).limit(limit)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [(Effect(r.key, r.kind, r.target, r.status, json.loads(r.result) if r.result else None,
+                        False), r.delivery_id) for r in rows]
 
     def effects(self, kind: str | None = None) -> list[Effect]:
         query = select(effects).order_by(effects.c.id)

@@ -98,7 +98,13 @@ def test_dry_run_records_but_does_not_write(setup: tuple[LocalPort, Store, str, 
     assert port.writes == []
     kinds = {e.kind for e in store.effects()}
     assert "check_run" in kinds and "comment" in kinds
-    assert all(e.result == {"dry_run": True} for e in store.effects())
+    assert all(e.status == "dry_run" and e.result["dry_run"] is True for e in store.effects())
+    # what each write would have sent is kept, for `rocmbot deliveries show`
+    (check,) = [e.result["content"] for e in store.effects() if e.kind == "check_run"]
+    assert check["name"] == "rocmbot / analysis" and check["head_sha"] == head
+    assert check["conclusion"] in ("success", "neutral", "failure") and check["title"] and check["summary"]
+    (comment,) = [e.result["content"] for e in store.effects() if e.kind == "comment"]
+    assert comment["body"].startswith("<!-- rocmbot:summary -->")
 
 
 def test_an_earlier_attempt_the_ledger_cannot_vouch_for_sends_it_to_github(

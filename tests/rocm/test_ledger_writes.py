@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.github import keys
-from bot.github.effects import Effects
+from bot.github.effects import RECORDED_CHARS, Effects, recorded
 from bot.github.local import LocalPort
+from bot.github.port import InlineComment
 from bot.rocm import payloads
 from bot.store.store import Store
 
@@ -54,10 +55,12 @@ def test_dry_run_sends_no_reply_reaction_or_check_update(store: Store, tmp_path:
     port = LocalPort(str(tmp_path))
     effects = _effects(store, port, "d1", dry_run=True)
     marker = payloads.answer_marker("f" * 40, "abc")
-    assert effects.marked_comment(keys.answer("g"), R, 7, "x", marker) == {"dry_run": True}
+    assert effects.marked_comment(keys.answer("g"), R, 7, "x", marker) == {
+        "dry_run": True, "content": {"body": "x"}}
     effects.react(R, 5, "eyes")
     cancelled = effects.update_check(keys.cancelled_check("d"), R, 3, payloads.CANCELLED_CHECK)
-    assert cancelled == {"dry_run": True}
+    assert cancelled["dry_run"] is True
+    assert cancelled["content"]["conclusion"] == payloads.CANCELLED_CHECK["conclusion"]
     assert effects.make_check(keys.refusal_check(R, 7, "f" * 40, None), R,
                               payloads.refusal_check("f" * 40, "why", None)) is None
     assert port.writes == []
@@ -73,3 +76,32 @@ def test_a_check_is_made_once_per_key(store: Store, tmp_path: Path) -> None:
     assert _effects(store, port, "d2").make_check(key, R, payload) == 1
     assert _effects(store, port, "d2").update_check(keys.cancelled_check("d"), R, 1, payloads.CANCELLED_CHECK)
     assert [w.kind for w in port.writes] == ["check_run", "check_run_update"]
+
+
+def test_dry_run_keeps_what_a_write_would_send_with_long_texts_cut(store: Store, tmp_path: Path) -> None:
+    port = LocalPort(str(tmp_path))
+    effects = _effects(store, port, "d1", dry_run=True)
+    long = "x" * (RECORDED_CHARS + 10)
+    effects.summary(R, 7, long, None, version="v1")
+    effects.review(R, 7, "f" * 40, "body", [InlineComment("a.py", 3, "look here")])
+    effects.cancel_run("d", R, 11)
+    assert port.writes == []
+    kept = {e.kind: e.result["content"] for e in store.effects_of("d1")}
+    assert kept["comment"]["body"] == "x" * RECORDED_CHARS + "\n[cut: 10 more characters]"
+    assert kept["review"]["commit_id"] == "f" * 40
+    assert kept["review"]["comments"] == [{"path": "a.py", "line": 3, "body": "look here"}]
+    assert kept["cancel"] == {"run_id": 11}
+    assert recorded({"a": ["y" * RECORDED_CHARS]}) == {"a": ["y" * RECORDED_CHARS]}  # not over: whole
+
+
+def test_a_dry_run_write_superseded_is_made_by_a_later_live_one(store: Store, tmp_path: Path) -> None:
+    port = LocalPort(str(tmp_path))
+    _effects(store, port, "d1", dry_run=True).summary(R, 7, "first", None, version="v1")
+    assert store.mark_effect(keys.summary(R, 7), "superseded", was="dry_run")
+    _effects(store, port, "d2", dry_run=True).summary(R, 7, "second", None, version="v2")
+    (entry,) = store.effects()
+    assert (entry.status, entry.result["content"]["body"]) == ("dry_run", "second")  # recorded again
+    assert store.mark_effect(keys.summary(R, 7), "superseded", was="dry_run")
+    made = _effects(store, port, "d3").summary(R, 7, "third", None, version="v3")
+    assert [w.kind for w in port.writes] == ["comment"] and made["body"] == "third"
+    assert store.effects()[0].status == "done"

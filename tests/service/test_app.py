@@ -281,7 +281,8 @@ def test_without_app_credentials_a_local_clone_is_analysed_and_its_effects_recor
         finally:
             store.close()
     assert {e.kind for e in effects} >= {"check_run", "comment"}
-    assert all(e.status == "dry_run" and e.result == {"dry_run": True} for e in effects)
+    assert all(e.status == "dry_run" and e.result["dry_run"] is True and e.result["content"]
+               for e in effects)
     assert any("ROCMBOT_LOCAL_REPO" in r.getMessage() for r in caplog.records)
 
 
