@@ -20,14 +20,19 @@ _SECRETS = re.compile(
 REDACTED_LOGGERS = ("github.Requester", "github.GithubRetry", "urllib3.connectionpool")
 
 
+def redacted(text: str) -> str:
+    """``text`` with each credential in it replaced by `(redacted)`."""
+    return _SECRETS.sub("(redacted)", text)
+
+
 class RedactSecrets(logging.Filter):
     """Replace credentials in a record's message with `(redacted)`; the record is kept."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        redacted = _SECRETS.sub("(redacted)", message)
-        if redacted != message:
-            record.msg, record.args = redacted, None
+        cleaned = redacted(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
         return True
 
 

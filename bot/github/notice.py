@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from bot.core.redact import redacted
 from bot.formats.escape import code
 from bot.github import keys as ledger
 from bot.github.context import HandlerContext
@@ -36,8 +37,9 @@ def published(ctx: HandlerContext, repo: str, head: str) -> bool:
 
 
 def output(record: DeliveryRecord, error: str) -> dict[str, Any]:
-    """The check's conclusion and output: one line on what failed, and the delivery's id."""
-    reason = " ".join(error.split())
+    """The check's conclusion and output: one line on what failed (credentials out, in a code
+    span: it may quote PR text), and the delivery's id."""
+    reason = redacted(" ".join(error.split()))
     if len(reason) > REASON_CHARS:
         reason = reason[: REASON_CHARS - 1] + "…"
     attempts = f"{record.attempts} attempt{'s' if record.attempts != 1 else ''}"

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.github.notice import REASON_CHARS, output
 from bot.github.publish import CHECK_NAME
+from bot.store.store import DeliveryRecord
 from ghsim.state import PullRequest
 from tests.e2e.conftest import World, make_world
 
@@ -93,3 +95,14 @@ def test_a_delivery_given_up_after_its_analysis_was_published_leaves_the_check(w
     assert world.store.counts()["dead"] == 1
     (check,) = world.checks(pr.head_sha, CHECK_NAME)
     assert check.title is not None and "could not analyse" not in check.title
+
+
+def test_the_notice_is_one_inert_line_without_credentials() -> None:
+    record = DeliveryRecord(1, "d-1", "pull_request", "opened", 1, "o/r", 7, "o/r#7", "a" * 40, "dead", 3,
+                            0.0, None, None, None, 0.0, 0.0, None, "{}")
+    hostile = "Boom: @team see #12 <img src=x> token ghs_" + "A" * 36 + "\n" + "x" * 2 * REASON_CHARS
+    summary = output(record, hostile)["output"]["summary"]
+    assert "\n" not in summary and "ghs_AAAA" not in summary and "(redacted)" in summary
+    assert summary.startswith("The analysis failed after 3 attempts: `")
+    assert "`rocmbot deliveries show d-1`" in summary
+    assert len(summary) < REASON_CHARS + 300
