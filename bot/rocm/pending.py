@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.core.events import Event
+from bot.core.gone import OutOfReach
 from bot.github import keys
 from bot.github.context import HandlerContext
 from bot.rocm.runs import RocmRuns
@@ -136,12 +137,15 @@ def go_live(store: Store, contexts: Contexts) -> Live:
                     continue
                 try:
                     pr = ctx.github.pull_request(record.repository, int(record.pr_number or 0))
-                except Exception as exc:  # GitHub failed: left for the next start
-                    done.unknown.append(f"{record.pr_key}: {type(exc).__name__}: {exc}")
-                    log.warning("could not read a PR to make its dry-run effects",
-                                extra={"pr": record.pr_key, "error": str(exc)})
-                    continue
-                heads[record.pr_key] = pr.head_sha if pr.state == "open" else None
+                    heads[record.pr_key] = pr.head_sha if pr.state == "open" else None
+                except Exception as exc:
+                    if isinstance(exc, OutOfReach) and not exc.lost_access:
+                        heads[record.pr_key] = None  # the PR is gone: nothing to make
+                    else:  # GitHub failed, or refuses the App for now: left for the next start
+                        done.unknown.append(f"{record.pr_key}: {type(exc).__name__}: {exc}")
+                        log.warning("could not read a PR to make its dry-run effects",
+                                    extra={"pr": record.pr_key, "error": str(exc)})
+                        continue
             current = heads[record.pr_key] == record.head_sha
         for key in keys_:
             if store.mark_effect(key, "superseded", was="dry_run") and not current:

@@ -91,3 +91,14 @@ def test_a_service_started_live_makes_what_dry_run_recorded_for_current_heads_on
     world.settle()
     assert len(world.checks(moved.head_sha, CHECK_NAME)) == 1 and len(_summaries(world, moved)) == 1
     assert world.checks(old_head, CHECK_NAME) == []
+
+
+def test_what_dry_run_recorded_for_a_pr_gone_since_is_left_unmade(world: World) -> None:
+    pr, guid = _opened(world, "gone")
+    world.sim.state.delete_repository(world.repo)
+    world.restart(dry_run=False)
+    _until("the dry-run effects are looked at",
+           lambda: not any(e.status == "dry_run" for e in world.store.effects()))
+    assert {e.status for e in world.store.effects_of(guid)} == {"superseded"}
+    assert world.store.get(guid).status == "done"  # type: ignore[union-attr]  # not run again
+    assert world.sim.state.check_runs_for(world.repo, pr.head_sha) == []

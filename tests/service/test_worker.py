@@ -13,6 +13,7 @@ from typing import Any
 from bot.core import deadline
 from bot.core.deadline import RetryLaterError
 from bot.core.events import Event
+from bot.core.gone import OutOfReach
 from bot.service.router import Router
 from bot.service.worker import _RUNNING, Worker, dead_owners, retry_later
 from bot.store.store import Store
@@ -185,3 +186,65 @@ def test_a_rate_limit_is_retried_when_github_said_and_the_handler_ran_under_a_de
     assert deadline.remaining() is None  # only while the delivery is processed
     assert retry_later(ConnectionError("502")) is None
     assert retry_later(RetryLaterError(3.0, "x")) == 3.0
+
+
+class _Gone(OutOfReach):
+    def __init__(self, status: int) -> None:
+        super().__init__(f"GitHub said {status}")
+        self.http_status, self.request = status, "GET /repos/o/r/pulls/1"
+
+
+def _raising(exc: Exception) -> Any:
+    def handler(event: Event, context: Any) -> None:
+        raise exc
+
+    return handler
+
+
+def _run_until_final(worker: Worker, store: Store, delivery_id: str) -> None:
+    deadline = time.monotonic() + 60
+    while store.get(delivery_id).status in ("queued", "processing"):  # type: ignore[union-attr]
+        assert time.monotonic() < deadline, store.get(delivery_id)
+        worker.run_once()
+        time.sleep(0.003)
+
+
+def test_an_answer_for_good_ends_the_delivery_at_once_and_tells_no_pr(store: Store) -> None:
+    told: list[str] = []
+    for status, ended in ((404, "done"), (410, "done"), (403, "dead")):
+        router = Router()
+        router.register("pull_request")(_raising(_Gone(status)))
+        _add(store, "pull_request", f"p{status}", pr_payload(sha=str(status)[0] * 40, number=status))
+        worker = Worker(store, router, SETTINGS, dead_letter=lambda ctx, r, error: told.append(r.delivery_id))
+        _run_until_final(worker, store, f"p{status}")
+        record = store.get(f"p{status}")
+        assert record is not None and (record.status, record.attempts) == (ended, 1)
+        assert (record.last_error or "").startswith(f"not retried: GitHub answered {status} to GET ")
+    assert told == []
+
+
+def test_a_failure_that_may_pass_beside_one_for_good_is_retried(store: Store) -> None:
+    router = Router()
+    router.register("pull_request")(_raising(_Gone(404)))
+    router.register("pull_request")(_raising(ConnectionError("502")))
+    _add(store, "pull_request", "p1", pr_payload())
+    told: list[tuple[str, str]] = []
+    worker = Worker(store, router, SETTINGS,
+                    dead_letter=lambda ctx, r, error: told.append((r.delivery_id, error)))
+    _run_until_final(worker, store, "p1")
+    record = store.get("p1")
+    assert record is not None and (record.status, record.attempts) == ("dead", 3)
+    assert [t[0] for t in told] == ["p1"] and "ConnectionError: 502" in told[0][1]
+
+
+def test_a_failing_dead_letter_hook_leaves_the_dead_letter(store: Store) -> None:
+    router = Router()
+    router.register("pull_request")(_raising(ConnectionError("502")))
+    _add(store, "pull_request", "p1", pr_payload())
+
+    def broken(ctx: Any, record: Any, error: str) -> None:
+        raise RuntimeError("GitHub is away too")
+
+    worker = Worker(store, router, SETTINGS, dead_letter=broken)
+    _run_until_final(worker, store, "p1")
+    assert store.get("p1").status == "dead"  # type: ignore[union-attr]
