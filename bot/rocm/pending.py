@@ -116,11 +116,12 @@ def go_live(store: Store, contexts: Contexts) -> Live:
     Each delivery whose handling recorded ``dry_run`` entries is looked at once: when it names a
     PR head that is still the head of the open PR, it is queued again (a live run of the same
     delivery, which sends everything through the ledger: each write is made once, however many
-    services start). Otherwise (the head moved on, the PR was closed, the delivery names no head,
-    a command in a comment) its entries are left unmade, marked ``superseded``: a later delivery
-    that makes the same write makes it. Its entries are marked ``superseded`` before the run
+    services start). Otherwise (the head moved on, the PR was closed or is gone, the delivery
+    names no head, a command in a comment) its entries are left unmade, marked ``superseded``:
+    a later delivery that makes the same write makes it. Its entries are marked ``superseded`` before the run
     either way, so a write the live run no longer makes (the analysis changed) is not looked at
-    on every start.
+    on every start. A PR GitHub cannot be asked about (a 5xx, access lost) is left for the next
+    start.
     """
     done = Live()
     by_delivery: dict[str | None, list[str]] = {}
