@@ -266,12 +266,12 @@ class Worker:
             if gone:
                 self._out_of_reach(owner, record, gone, elapsed)
             elif record.attempts >= self.settings.max_attempts:
+                self._tell_pr(record, error)  # under the lease: the PR is told when the delivery ends
                 self.store.finish(record, owner, "dead", error=error)
                 self.stats.dead += 1
                 log.error("delivery dead-lettered", extra={**fields, "attempts": record.attempts,
                                                            "error": error})
                 self._observe(record, "dead", elapsed)
-                self._tell_pr(record, error)
             else:
                 delay = later if later is not None else backoff_seconds(
                     record.attempts, self.settings.backoff_base_seconds, self.settings.backoff_max_seconds)
