@@ -78,6 +78,16 @@ class Settings(BaseSettings):
         default=300.0, ge=0, description="a worker completes or retries GitHub writes left pending "
         "this long (a dispatch in doubt, a run without its check, a write whose delivery gave up; 0: never)"
     )
+    dispatch_lookup_seconds: float = Field(
+        default=180.0, ge=0, description="how long after a dispatch GitHub did not answer (a timeout, "
+        "a lost connection) or answered 5xx its run is looked for, before it is sent again (after a "
+        "5xx) or recorded `unknown` (no answer): GitHub may finish a request after its client gave up "
+        "and list the new run some seconds after it answered",
+    )
+    dispatch_lookup_first_seconds: float = Field(
+        default=10.0, gt=0, description="the first lookup of such a dispatch's run this long after it "
+        "was sent; each next one waits twice as long, the last at the end of the window",
+    )
     log_format: Literal["json", "text"] = "json"
     log_level: str = "INFO"
 

@@ -217,7 +217,7 @@ class RocmRuns:
         if record.status == "dispatching":
             what = self._dispatcher.complete(
                 record, lambda: self.pr.state == "open" and self.pr.head_sha == record.head_sha)
-            if what == "withdrawn":
+            if what in ("withdrawn", "unknown"):
                 return what, False
         before = self._store.get(record.dispatch_id)
         ensure_check(self._effects, self._store, record.dispatch_id)

@@ -22,6 +22,10 @@ UNACCEPTED = ("dispatching", "dry_run")
 # Given up: the head moved or the PR closed before GitHub accepted it, and no run was found.
 WITHDRAWN = "withdrawn"
 NOT_SPENT = (*UNACCEPTED, WITHDRAWN)
+# Sent, never answered, and its run not found while GitHub could still have shown it: never sent
+# again under its id; its run's `workflow_run` delivery settles it. It counts against the budgets
+# (it may be running), not as in flight.
+UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True)
@@ -320,6 +324,16 @@ class DispatchStore:
                     .values(run_id=run_id, updated_at=now)
                 )
 
+    def doubt(self, dispatch_id: str) -> bool:
+        """A dispatch not yet accepted whose outcome is unknown (see UNKNOWN); False when its
+        run's news came first."""
+        with self.engine.begin() as conn:
+            return bool(conn.execute(
+                update(dispatches)
+                .where(dispatches.c.dispatch_id == dispatch_id, dispatches.c.status == "dispatching")
+                .values(status=UNKNOWN, updated_at=time.time())
+            ).rowcount)
+
     def update(self, dispatch_id: str, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(
@@ -351,7 +365,7 @@ class DispatchStore:
         """Dispatches untouched since ``before`` that lack something: GitHub's acceptance (in
         doubt), or, accepted, their `rocmbot / rocm` check."""
         doubt = dispatches.c.status == "dispatching"
-        no_check = (dispatches.c.status.not_in(NOT_SPENT) & dispatches.c.check_run_id.is_(None))
+        no_check = (dispatches.c.status.not_in((*NOT_SPENT, UNKNOWN)) & dispatches.c.check_run_id.is_(None))
         query = (select(dispatches).where(dispatches.c.updated_at < before, doubt | no_check)
                  .order_by(dispatches.c.id).limit(200))
         with self.engine.connect() as conn:

@@ -89,7 +89,9 @@ def make_world(tmp_path: Path, files: dict[str, str] | None = None, **overrides:
             "github_api_url": sim.url, "seconds_between_writes": 0, "secondary_rate_wait_seconds": 0.2,
             "github_backoff_seconds": 0.05, "github_retries": 8, "poll_seconds": 0.02,
             "backoff_base_seconds": 0.05, "backoff_max_seconds": 0.5, "lease_seconds": 30,
-            "max_attempts": 12, "worker_concurrency": 2, **overrides,
+            "max_attempts": 12, "worker_concurrency": 2,
+            # the simulator lists a run at once unless told otherwise: a short lookup window
+            "dispatch_lookup_seconds": 1.0, "dispatch_lookup_first_seconds": 0.25, **overrides,
         })
         with ExitStack() as services:
             url = services.enter_context(serving(service_app(settings, run_worker=True)))
