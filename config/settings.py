@@ -85,7 +85,7 @@ class Settings(BaseSettings):
         "and list the new run some seconds after it answered",
     )
     dispatch_lookup_first_seconds: float = Field(
-        default=10.0, gt=0, description="the first lookup of such a dispatch's run this long after it "
+        default=15.0, gt=0, description="the first lookup of such a dispatch's run this long after it "
         "was sent; each next one waits twice as long, the last at the end of the window",
     )
     log_format: Literal["json", "text"] = "json"

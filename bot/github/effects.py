@@ -62,7 +62,7 @@ class Lookups:
     after, the last at the end of the ``window``."""
 
     window: float = 0.0
-    first: float = 10.0
+    first: float = 15.0
 
     def wait(self, since: float) -> float | None:
         """Seconds from ``since`` (seconds after the write was sent) to the next lookup; None
