@@ -357,6 +357,7 @@ class Traffic:
         self.answered: dict[str, float] = {}  # when a head's delivery was answered with a 2xx
         self.commands: list[Command] = []
         self.reordered = 0  # runs whose news went out completed-first
+        self.told: set[int] = set()  # runs whose `completed` news was sent
 
     @property
     def sent(self) -> int:
@@ -440,28 +441,35 @@ class Traffic:
         return 1
 
     def workflow_run(self, limit: int) -> int:
+        """A run moves on and GitHub tells: queued to in progress to completed, or the news of a
+        run the bot cancelled (GitHub sends `completed` with the conclusion `cancelled`)."""
         state = self.sim.state
-        with state.lock:
-            moving = [r for r in state.runs.values() if r.status != "completed"]
-        if not moving:
-            return 0
-        run = self.rng.choice(moving)
-        if run.status == "queued" and limit >= 2 and self.rng.random() < 0.3:
-            # both news of a run that started and ended at once, the later one delivered first
-            started = self.sim.payloads.workflow_run(state.set_run_status(run, "in_progress"), "in_progress")
-            state.set_run_status(run, "completed", self.rng.choice(("success", "success", "failure")))
-            self.send("workflow_run", self.sim.payloads.workflow_run(run, "completed"))
-            self.send("workflow_run", started)
-            self.reordered += 1
-            return 2
-        if run.status == "queued":
-            state.set_run_status(run, "in_progress")
-            action = "in_progress"
-        else:
-            state.set_run_status(run, "completed", self.rng.choice(("success", "success", "failure")))
-            action = "completed"
-        self.send("workflow_run", self.sim.payloads.workflow_run(run, action))
-        return 1
+        news: list[dict[str, Any]] = []
+        with state.lock:  # a cancel through the API cannot slip in between the look and the move
+            moving = [r for r in state.runs.values() if r.status != "completed" or r.id not in self.told]
+            if not moving:
+                return 0
+            run = self.rng.choice(moving)
+            if run.status == "completed":  # cancelled through the API
+                news.append(self.sim.payloads.workflow_run(run, "completed"))
+            elif run.status == "queued" and limit >= 2 and self.rng.random() < 0.3:
+                # a run that started and ended at once; its later news is delivered first
+                state.set_run_status(run, "in_progress")
+                started = self.sim.payloads.workflow_run(run, "in_progress")
+                state.set_run_status(run, "completed", self.rng.choice(("success", "success", "failure")))
+                news += [self.sim.payloads.workflow_run(run, "completed"), started]
+                self.reordered += 1
+            elif run.status == "queued":
+                state.set_run_status(run, "in_progress")
+                news.append(self.sim.payloads.workflow_run(run, "in_progress"))
+            else:
+                state.set_run_status(run, "completed", self.rng.choice(("success", "success", "failure")))
+                news.append(self.sim.payloads.workflow_run(run, "completed"))
+            if run.status == "completed":
+                self.told.add(run.id)
+        for payload in news:
+            self.send("workflow_run", payload)
+        return len(news)
 
     def step(self, limit: int) -> int:
         """One thing happens; returns how many deliveries it sent (at most ``limit``)."""
