@@ -654,6 +654,10 @@ def measure(table: Table, w: World, store: Store, guids: set[str], traffic: Traf
     # A dispatch's check is known by its external id; a pending or refused one by head and title.
     rocm = Counter((c.head_sha, c.external_id or c.title) for c in checks if c.name == ROCM_CHECK)
     table.duplicate_check_runs = sum(n - 1 for n in analysis.values()) + sum(n - 1 for n in rocm.values())
+    twice_checks = [{"check": CHECK_NAME, "head": h[:12], "copies": n} for h, n in analysis.items() if n > 1]
+    twice_checks += [{"check": ROCM_CHECK, "head": h[:12], "of": str(k)[:60], "copies": n}
+                     for (h, k), n in rocm.items() if n > 1]
+    table.notes["checks_twice"] = twice_checks[:20]
     missing_effects(table, w, store, pulls, checks)
     expected_effects(table, w, traffic, checks)
     table.faults = dict(Counter(i.kind for i in w.sim.faults.injected))
