@@ -488,9 +488,11 @@ class Effects:
             look=True,
         )
 
-    def cancel_run(self, dispatch_id: str, repo: str, run_id: int) -> None:
+    def cancel_run(self, dispatch_id: str, repo: str, run_id: int) -> bool:
+        """Stop a dispatch's run, once; False when GitHub said it had already completed (its own
+        `workflow_run` news says how), or when the cancel is left to another attempt."""
         def stop() -> dict[str, Any]:
-            self._github().cancel_run(repo, run_id)
-            return {"cancelled": True}
+            return {"cancelled": self._github().cancel_run(repo, run_id)}
 
-        self.once(ledger.cancel(dispatch_id), "cancel", f"{repo} run {run_id}", stop)
+        done = self.once(ledger.cancel(dispatch_id), "cancel", f"{repo} run {run_id}", stop)
+        return isinstance(done, dict) and done.get("cancelled", True) is not False

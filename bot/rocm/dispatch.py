@@ -10,7 +10,7 @@ from bot.github import keys
 from bot.github.effects import Effects
 from bot.github.port import Workflows
 from bot.rocm import decide
-from bot.rocm.payloads import CANCELLED_CHECK, Result, queued_check
+from bot.rocm.payloads import CANCELLED_CHECK, Result, queued_check, run_check_update
 from bot.store.dispatch import UNACCEPTED, UNKNOWN, WITHDRAWN, Dispatch, DispatchStore, SelectedTest
 from config.repo import RepoConfig
 
@@ -189,8 +189,9 @@ class Dispatcher:
                     continue
                 self.runs.update(d.dispatch_id, run_id=run_id)
                 ensure_check(self.effects, self.runs, d.dispatch_id)
-            if run_id is not None:
-                self.effects.cancel_run(d.dispatch_id, repo, run_id)
+            if run_id is not None and not self.effects.cancel_run(d.dispatch_id, repo, run_id):
+                self._ended_first(d, run_id)
+                continue
             self.runs.update(d.dispatch_id, status="completed", conclusion="cancelled")
             check_run_id = (self.runs.get(d.dispatch_id) or d).check_run_id
             if check_run_id is not None:
@@ -198,3 +199,20 @@ class Dispatcher:
                                           CANCELLED_CHECK)
             cancelled.append(d)
         return cancelled
+
+    def _ended_first(self, record: Dispatch, run_id: int) -> None:
+        """A run GitHub would not cancel, having completed: its check shows how it ended, read
+        from GitHub, under the ledger key its `completed` news uses (so that news, delivered
+        before or after, writes nothing more); not found in the listing: the news will tell."""
+        log.info("run completed before it could be cancelled",
+                 extra={"repository": record.repository, "dispatch_id": record.dispatch_id, "run_id": run_id})
+        run = next((r for r in self.gh.workflow_runs(record.repository, self.config.dispatch.workflow)
+                    if r.id == run_id), None)
+        if run is None or run.status != "completed":
+            return
+        self.runs.update(record.dispatch_id, status="completed", conclusion=run.conclusion)
+        current = self.runs.get(record.dispatch_id)
+        if current is not None and current.check_run_id is not None:
+            self.effects.update_check(keys.run_news(record.dispatch_id, "completed", run.conclusion),
+                                      record.repository, current.check_run_id,
+                                      run_check_update(current, self.runs.outcomes(record.dispatch_id)))
