@@ -110,6 +110,9 @@ def free_port() -> int:
 # ------------------------------------------------------------------------------------ faults
 
 
+DISPATCHES = "/repos/*/actions/workflows/*/dispatches"
+
+
 @dataclass(frozen=True)
 class Faults:
     """What the simulator does to the bot's GitHub requests."""
@@ -119,12 +122,25 @@ class Faults:
     secondary: float = 0.03  # share of POSTs refused with a secondary rate limit (Retry-After: 1)
     slow: float = 0.03  # share of requests answered late
     slow_seconds: float = 0.3
+    # GitHub's late answers to a dispatch: made at once, answered after the client's timeout
+    # (the service's is 5 s here), or the connection dropped after the work; and new runs
+    # listed a few seconds after the dispatch was answered
+    late_dispatch: float = 0.10
+    late_seconds: float = 6.0
+    dropped_dispatch: float = 0.05
+    listing_delay: float = 2.0
     seed: int = 7
 
     def inject(self, sim: Simulator) -> None:
         plan = sim.faults
         plan.clear()
         plan.reseed(self.seed)
+        sim.state.run_listing_delay = self.listing_delay
+        if self.late_dispatch:
+            plan.answer_late(self.late_seconds, times=None, fraction=self.late_dispatch, method="POST",
+                             path=DISPATCHES)
+        if self.dropped_dispatch:
+            plan.drop_after(times=None, fraction=self.dropped_dispatch, method="POST", path=DISPATCHES)
         if self.slow:
             plan.slow(self.slow_seconds, times=None, fraction=self.slow)
         if self.secondary:
@@ -136,7 +152,8 @@ class Faults:
                 plan.fail_after(502, times=None, fraction=self.errors * self.after / (1 - before))
 
 
-NO_FAULTS = Faults(errors=0.0, secondary=0.0, slow=0.0)
+NO_FAULTS = Faults(errors=0.0, secondary=0.0, slow=0.0, late_dispatch=0.0, dropped_dispatch=0.0,
+                   listing_delay=0.0)
 
 
 # ------------------------------------------------------------------------------------ processes
