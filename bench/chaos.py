@@ -340,7 +340,7 @@ def world() -> Iterator[World]:
         yield World(sim, repo)
 
 
-def test_file(pr: int, revision: int, ep: int) -> str:
+def case_file(pr: int, revision: int, ep: int) -> str:
     return TEST_TEMPLATE.format(disabled="", ep=ep) + f"# PR {pr}, revision {revision}\n"
 
 
@@ -405,7 +405,7 @@ class Traffic:
         author = "stranger" if n % 7 == 3 else ("lead" if n % 10 == 0 else "dev")
         branch = f"chaos-{n}"
         ep = self.rng.choice(EP_SIZES)
-        head = state.commit(self.repo, {f"tests/e2e/megatron/test_chaos_{n:03d}.py": test_file(n, 0, ep)},
+        head = state.commit(self.repo, {f"tests/e2e/megatron/test_chaos_{n:03d}.py": case_file(n, 0, ep)},
                             branch=branch, message=f"PR {n}")
         pull = state.open_pull_request(self.repo, head=head, head_ref=branch, author=author,
                                        fork=author == "stranger")
@@ -424,7 +424,7 @@ class Traffic:
             self.revisions[index] += 1
             ep = self.rng.choice(EP_SIZES)
             self.sim.state.push(pull, {f"tests/e2e/megatron/test_chaos_{index:03d}.py":
-                                       test_file(index, self.revisions[index], ep)})
+                                       case_file(index, self.revisions[index], ep)})
             self.ep[pull.head_sha] = ep
             payload = self.sim.payloads.pull_request(pull, "synchronize", before=before)
             payloads.append((pull.head_sha, payload))

@@ -19,6 +19,7 @@ from bench.chaos import (
     Campaign,
     Table,
     Traffic,
+    case_file,
     load_campaign,
     missed_campaign,
     pg_restart_campaign,
@@ -27,7 +28,6 @@ from bench.chaos import (
     service_env,
     settle,
     sqlite_service,
-    test_file,
     world,
 )
 from bot.analysis.engine import audit
@@ -51,7 +51,7 @@ def test_the_campaigns_idea_of_a_valid_head_is_the_analysis(tmp_path: Path, ep: 
     """What must run is derived from the scenario: a head whose test's expert grid does not fit
     the runner is not run without `--force`. The campaign's table of valid sizes agrees with
     the analysis of such a head."""
-    files = {**BASE_FILES, "tests/e2e/megatron/test_chaos_000.py": test_file(0, 0, ep)}
+    files = {**BASE_FILES, "tests/e2e/megatron/test_chaos_000.py": case_file(0, 0, ep)}
     for path, text in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
