@@ -394,10 +394,11 @@ def _wait_until(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.005)
 
 
-def _stalled(url: str, delivery: str, length: int) -> socket.socket:
-    """A client that declares a body of ``length`` bytes, sends a little of it and waits."""
+def _stalled(url: str, delivery: str, length: int, source: str = "127.0.0.1") -> socket.socket:
+    """A client at ``source`` (any loopback address) that declares a body of ``length`` bytes,
+    sends a little of it and waits."""
     host, port = urllib.parse.urlsplit(url).netloc.split(":")
-    sock = socket.create_connection((host, int(port)), timeout=30)
+    sock = socket.create_connection((host, int(port)), timeout=30, source_address=(source, 0))
     sock.sendall(_request({"X-GitHub-Event": "push", "X-GitHub-Delivery": delivery,
                            "X-Hub-Signature-256": "sha256=" + "0" * 64, "Content-Type": "application/json",
                            "Content-Length": str(length)}, b"{" + b" " * 1023))
@@ -418,11 +419,12 @@ def test_bodies_read_at_once_are_capped_and_small_deliveries_keep_a_share(tmp_pa
     503 before a byte of it is read, while a small signed delivery still gets in; once the
     held bodies end (401: unsigned), the budget is whole again."""
     settings_ = Settings(webhook_secret=SecretStr(SECRET.decode()), database_url=f"sqlite:///{tmp_path}/db.sqlite",
-                         max_body_bytes=4 * MIB, body_buffer_bytes=10 * MIB)
+                         max_body_bytes=4 * MIB, body_buffer_bytes=10 * MIB,
+                         body_read_seconds=600, body_chunk_seconds=600)
     app = create_app(settings_)
     budget = app.state.body_budget
-    with running(app) as run:
-        held = [_stalled(run.url, f"big-{n}", 4 * MIB) for n in range(2)]
+    with running(app) as run:  # from two addresses: one may hold a quarter, at least one body
+        held = [_stalled(run.url, f"big-{n}", 4 * MIB, f"127.0.0.{n + 2}") for n in range(2)]
         _wait_until(lambda: budget.used == 8 * MIB, "both large bodies are being read")
         refused = _parse_answer(_raw_exchange(run.url, _request(
             {"X-GitHub-Event": "push", "X-GitHub-Delivery": "big-2", "Content-Length": str(3 * MIB)}, b"")))
