@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -86,11 +87,22 @@ WEBHOOK_REQUEST: dict[str, Any] = {
 
 
 SMALL_BODY_BYTES = 1024 * 1024
-# What the server may have read of a body before the app asks for it (uvicorn stops reading a
-# connection past 64 KiB): a small body is charged that much more than has come of it.
-READ_AHEAD_BYTES = 64 * 1024
 BUSY = "too many deliveries are being read at once; redeliver later"
 BUSY_CLIENT = "too many deliveries from one address are being read at once; redeliver later"
+
+
+def client_key(host: str) -> str:
+    """The client a connection's address counts as: an IPv4 address, or an IPv6 /64 network
+    (one host commonly has a whole /64; an IPv4-mapped address is its IPv4 address)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:  # not an address (a Unix socket's peer, a test client's name)
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 @dataclass
@@ -109,11 +121,11 @@ class BodyBudget:
       read, and a body of no declared size (chunked) as it arrives; large bodies together hold
       at most four fifths of the budget, so a flood of them does not turn small ones (nearly
       all of GitHub's deliveries) away.
-    - A small body (declared, at most a MiB) is charged as it arrives: what has come of it plus
-      what the server may have read ahead (64 KiB), so a body that trickles in holds little.
-      Small bodies together hold at most the budget less one largest body.
-    - One client address holds at most a quarter of the budget (and at least one largest body),
-      in at most ``per_client`` bodies at once.
+    - A small body (declared, at most a MiB) is charged what has come of it, as it comes, so a
+      body that trickles in holds what it sent and no more. Small bodies together hold at most
+      the budget less one largest body, so one large delivery always fits.
+    - One client (an IPv4 address, or an IPv6 /64: one host has all of it) holds at most a
+      quarter of the budget (and at least one largest body), in at most ``per_client`` bodies.
 
     Used on the event loop only.
     """
@@ -221,7 +233,7 @@ async def _body(request: Request, limit: int, budget: BodyBudget, pace: Pace) ->
         if declared > limit:
             raise WebhookError(413, f"body is over the {limit}-byte limit")
     # The peer's address (or, from a proxy uvicorn trusts, the one it forwards).
-    address = request.client.host if request.client is not None else ""
+    address = client_key(request.client.host) if request.client is not None else ""
     share = budget.open(address, small=declared is not None and declared <= SMALL_BODY_BYTES)
     if share is None:
         raise WebhookError(503, BUSY_CLIENT)
@@ -242,9 +254,6 @@ async def _read(request: Request, declared: int | None, limit: int, share: Share
     start = loop.time()
     size = 0
     while True:
-        if share.small:
-            assert declared is not None
-            _refuse(share.take(min(declared, size + READ_AHEAD_BYTES) - share.held))
         # The next byte is due when the minimum rate asks for it, and within `chunk` seconds.
         left = start + pace.floor + (size + 1) / pace.rate - loop.time()
         wait = min(pace.chunk, left)
@@ -263,11 +272,8 @@ async def _read(request: Request, declared: int | None, limit: int, share: Share
         end = size + len(chunk)
         if end > limit:
             raise WebhookError(413, f"body is over the {limit}-byte limit")
-        if declared is None:
+        if declared is None or share.small:
             _refuse(share.take(len(chunk)))
-            body += chunk
-        elif share.small:
-            _refuse(share.take(min(declared, end + READ_AHEAD_BYTES) - share.held))
             body += chunk
         else:
             body[size:end] = chunk
