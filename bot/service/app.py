@@ -385,11 +385,11 @@ def create_app(
         202: {"description": "stored", "model": Accepted},
         400: {"description": "malformed body or missing headers", "model": ErrorBody},
         401: {"description": "missing or wrong signature", "model": ErrorBody},
-        408: {"description": "the body did not arrive in time", "model": ErrorBody},
+        408: {"description": "the body did not arrive in time (too slow, or stopped)", "model": ErrorBody},
         413: {"description": "body over the size limit", "model": ErrorBody},
         415: {"description": "unsupported content type", "model": ErrorBody},
-        503: {"description": "the store is unavailable, or too many bodies are being read at once; "
-                            "GitHub may redeliver", "model": ErrorBody},
+        503: {"description": "the store is unavailable, or too many bodies are being read at once "
+                            "(or from one address); GitHub may redeliver", "model": ErrorBody},
     })
     async def webhook(request: Request) -> Response:
         """Verify, store, then answer: GitHub waits ten seconds at most."""
