@@ -150,11 +150,6 @@ class BodyBudget:
         client.bodies += 1
         return Share(self, address, client, small)
 
-    @property
-    def bodies(self) -> int:
-        """Bodies being read."""
-        return sum(client.bodies for client in self.clients.values())
-
 
 class Share:
     """What one body holds of a `BodyBudget`."""
