@@ -57,7 +57,18 @@ class Settings(BaseSettings):
         description="bytes of bodies read at once before their signature is checked; more get 503",
     )
     body_read_seconds: float = Field(
-        default=30.0, gt=0, description="time a client has to send a body; slower ones get 408",
+        default=10.0, gt=0, description="time any body has before the minimum rate applies: by "
+        "this plus N / body_min_bytes_per_second, N bytes of it must have come; else 408",
+    )
+    body_min_bytes_per_second: int = Field(
+        default=256 * 1024, ge=1, description="the slowest a body may arrive once body_read_seconds "
+        "are over (so the whole body is due by then plus its size over this)",
+    )
+    body_chunk_seconds: float = Field(
+        default=5.0, gt=0, description="the longest wait for the next piece of a body; longer gets 408",
+    )
+    body_reads_per_client: int = Field(
+        default=32, ge=1, description="bodies read at once from one client address; more get 503",
     )
     max_attempts: int = Field(default=8, ge=1, le=100)
     lease_seconds: float = Field(default=60.0, gt=0)
