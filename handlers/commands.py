@@ -19,14 +19,15 @@ log = logging.getLogger(__name__)
 
 
 def _head_when_written(runs: RocmRuns, event: Event) -> str:
-    """The PR's head when the comment was written (an edited one: when it was edited), as the
-    bot saw the heads arrive; an approval applies to that head only."""
+    """The head the commenter could have seen when writing (an edited comment: when editing):
+    the last head the bot saw arrive before the comment's second began. An approval covers
+    that head only; empty when there is none, or when the comment carries no time."""
     comment = event.payload.get("comment") or {}
     stamp = comment.get("updated_at") if event.action == "edited" else comment.get("created_at")
     try:
         when = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
     except ValueError:
-        return runs.pr.head_sha  # GitHub always says; a hand-made delivery may not
+        return ""  # GitHub always says; a delivery that does not approves nothing
     return runs.head_at(when)
 
 

@@ -61,13 +61,14 @@ def who_may(config: DispatchConfig, *, approve: bool) -> str:
 
 
 def moved(seen: str, head: str) -> str:
-    """The reply to an approval of a head that is no longer the PR's (``seen`` empty: written
-    before rocmbot knew any head of the PR)."""
+    """The reply to an approval that does not cover the PR's current head: the head it covers
+    (``seen``; empty when rocmbot had seen no head of the PR before the approval's second) and
+    the current one, which needs an approval of its own."""
     given = f"is for `{seen[:12]}`, the PR's head when it was given" if seen else (
         "was given before rocmbot saw the PR's head")
     return (
-        f"this approval {given}; the head is now `{head[:12]}`, which needs its own approval "
-        "(nothing was dispatched)."
+        f"this approval {given}; the head is now `{head[:12]}`, which needs its own approval: "
+        "approve it with a new `/approve-amd` (nothing was dispatched)."
     )
 
 
