@@ -1,5 +1,9 @@
-"""Approvals are bound to the head the maintainer saw, and the approve button works for the fork
-PRs it exists for."""
+"""Approvals cover only a head the maintainer could have seen, and fail closed: a push first seen
+in the second an `/approve-amd` was written in is not covered, whichever came first. The approve
+button binds to its own check run's head, and works for the fork PRs it exists for.
+
+No test waits between an approval and a push; `World.read` waits, before an approval, for the
+clock to pass the second the service first saw the head in, as a person reading it would."""
 
 from __future__ import annotations
 
