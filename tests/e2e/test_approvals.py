@@ -56,6 +56,21 @@ def test_the_approve_button_works_for_a_fork_pr(world: World) -> None:
     assert run.inputs["head_sha"] == pr.head_sha
 
 
+def test_the_button_pressed_by_someone_who_may_not_approve_reads_nothing_more(world: World) -> None:
+    """Whoever presses the button is asked about first: for someone who may not approve, the
+    PR and its selection are not read."""
+    pr = _fork_pr(world)
+    (pending,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    start = len(world.sim.state.calls)
+    world.deliver("check_run", world.sim.payloads.check_run(pending, "requested_action",
+                                                            identifier="approve-rocm", sender="dev"))
+    world.settle()
+    calls = world.sim.state.calls[start:]
+    assert [c.path for c in calls if c.path.endswith("/collaborators/dev/permission")]
+    assert [c.path for c in calls if c.path.endswith(f"/pulls/{pr.number}")] == []
+    assert _runs(world) == []
+
+
 @pytest.mark.parametrize("handled", [True, False])
 def test_the_button_of_an_older_heads_check_releases_nothing(world: World, handled: bool) -> None:
     """The button approves the head of its own check run, never the PR's current head: pressed
