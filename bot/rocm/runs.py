@@ -125,6 +125,9 @@ class RocmRuns:
         """A maintainer releases the pending selection of the current head; ``head`` is the
         head the maintainer saw (the review's commit, the check's head, the head current when
         the comment was written): an approval of another head releases nothing."""
+        refused = decide.may_approve(who, self.config.dispatch)
+        if refused is not None:  # before the PR is read
+            raise refused
         pending = self.selection()
         current = self.pr.head_sha
         decision = decide.approval(who, head, current, pending, self.config.dispatch)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -231,8 +232,10 @@ class DispatchStore:
     # approvals -------------------------------------------------------------
 
     def head_at(self, repo: str, pr: int, when: float) -> str | None:
-        """The PR's head as the bot knew it at ``when`` (a GitHub timestamp, whole seconds): the
-        head whose first delivery came last, no later than that second. None: no head yet."""
+        """The head an approval written at ``when`` (a GitHub timestamp, whole seconds) covers:
+        of the heads whose first delivery came before that second began, the one that came
+        last. A head first seen within the comment's second may have come after the comment:
+        it is not covered. None: no head was seen before."""
         seen = func.min(deliveries.c.received_at)
         query = (
             select(deliveries.c.head_sha, seen)
@@ -241,7 +244,8 @@ class DispatchStore:
         )
         with self.engine.connect() as conn:
             heads = [(float(first), str(head)) for head, first in conn.execute(query).all()]
-        known = [(first, head) for first, head in heads if int(first) <= when]
+        start = math.floor(when)
+        known = [(first, head) for first, head in heads if first < start]
         return max(known)[1] if known else None
 
     def approve(self, repo: str, pr: int, head: str, digest: str, approver: str, via: str) -> bool:

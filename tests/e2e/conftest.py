@@ -3,6 +3,7 @@ acting through PyGithub with App credentials, webhooks signed and delivered over
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -12,9 +13,11 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr
+from sqlalchemy import func, select
 
 from bot.cli.example import BASE_FILES
 from bot.cli.wiring import service_app
+from bot.store.schema import deliveries
 from bot.store.store import Store
 from config.settings import Settings
 from ghsim import Simulator, serve_simulator
@@ -62,6 +65,23 @@ class World:
             time.sleep(0.05)
         raise AssertionError(f"deliveries not processed: {self.store.counts()} "
                              f"{[(d.delivery_id, d.status, d.last_error) for d in self.store.recent()]}")
+
+    def first_seen(self, head: str) -> float | None:
+        """When the service stored the first delivery that carried ``head``, if one did."""
+        with self.store.engine.connect() as conn:
+            found = conn.execute(select(func.min(deliveries.c.received_at))
+                                 .where(deliveries.c.head_sha == head)).scalar()
+        return None if found is None else float(found)
+
+    def read(self, pr: PullRequest, timeout: float = 10) -> None:
+        """Wait until a person could have read the PR's head: until the clock is past the
+        second the service first saw it in (GitHub's stamps are whole seconds)."""
+        seen = self.first_seen(pr.head_sha)
+        assert seen is not None, f"no delivery carried {pr.head_sha}"
+        deadline = time.monotonic() + timeout
+        while time.time() < math.floor(seen) + 1:
+            assert time.monotonic() < deadline, "the clock did not move"
+            time.sleep(0.01)
 
     def comments(self, pr: PullRequest) -> list[Any]:
         return self.sim.state.comments_on(self.repo, pr.number)

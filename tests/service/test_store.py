@@ -433,3 +433,22 @@ def test_the_leases_of_owners_gone_are_due_at_once(store: Store) -> None:
     (again,) = store.claim("w2", limit=5, lease_seconds=600, max_attempts=3, now=1002)
     assert (again.delivery_id, again.attempts) == ("a1", 2)  # the attempt it died in counts
     assert store.get("b1").lease_owner == "host:12:live/0"  # type: ignore[union-attr]
+
+
+def test_an_approval_covers_only_the_heads_seen_before_its_second_began(store: Store) -> None:
+    """GitHub stamps a comment in whole seconds: a head first seen within the comment's second
+    (even at its very start) may have come after the comment, so the approval does not cover it."""
+    runs = DispatchStore(store)
+    old, same, later = "a" * 40, "b" * 40, "c" * 40
+    _add(store, "d1", sha=old, now=1000.2)
+    _add(store, "d2", sha=old, now=1005.9)  # a later delivery of a head seen before
+    assert runs.head_at("octo/miles", 1, 1000) is None  # written in the second of the first head
+    assert runs.head_at("octo/miles", 1, 1001) == old
+    _add(store, "d3", sha=same, now=1005.0)
+    assert runs.head_at("octo/miles", 1, 1005) == old  # first seen at the start of that second
+    assert runs.head_at("octo/miles", 1, 1005.7) == old  # a stamp with a fraction: its second
+    assert runs.head_at("octo/miles", 1, 1006) == same
+    _add(store, "d4", sha=later, now=1006.999)
+    assert runs.head_at("octo/miles", 1, 1006) == same
+    assert runs.head_at("octo/miles", 1, 1007) == later
+    assert runs.head_at("octo/miles", 2, 1007) is None  # another PR's heads are not this one's
