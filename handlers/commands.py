@@ -61,10 +61,10 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
             runs.reply(comment_id, written, "cancel", payloads.NOTHING_IN_FLIGHT)
         return
     seen = _head_when_written(runs, event)
+    selection = runs.analysed_selection()  # answered after the analysis of the head it acts on
     if command.kind == "approve":
         outcome = runs.approve(who, "command", head=seen)
     else:
-        selection = runs.selection()
         failing = selection.failing if selection is not None else []
         if command.kind == "run":
             tests = selection.tests if selection is not None else []

@@ -68,7 +68,7 @@ def approve_from_review(event: Event, ctx: HandlerContext) -> None:
     if event.repository is None or event.pr_number is None:
         return
     runs = RocmRuns(ctx, event.repository, event.pr_number)
-    selection = runs.selection()
+    selection = runs.analysed_selection()  # a review of a head whose analysis is queued waits for it
     if selection is None or selection.state != "pending":
         return
     login = str((review.get("user") or {}).get("login") or event.sender or "")

@@ -465,6 +465,21 @@ class Store:
             conn.execute(update(pr_leases).where(pr_leases.c.owner.in_(owners)).values(expires_at=0.0))
         return count
 
+    def analysis_due(self, repo: str, pr: int, head: str) -> float | None:
+        """When the analysis of this PR head is next tried: the earliest next attempt of its
+        stored, unprocessed `pull_request` deliveries (now, for one a worker holds); None when
+        no such delivery is waiting."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(deliveries.c.status, deliveries.c.next_attempt_at).where(
+                    deliveries.c.pr_key == f"{repo}#{pr}", deliveries.c.head_sha == head,
+                    deliveries.c.event == "pull_request", deliveries.c.status.in_(("queued", "processing")))
+                .limit(20)
+            ).all()
+        now = time.time()
+        times = [now if status == "processing" else float(at or now) for status, at in rows]
+        return min(times) if times else None
+
     def newer_head(self, record: DeliveryRecord) -> str | None:
         """The head that replaced this delivery's head, when a newer stored delivery proves it.
 

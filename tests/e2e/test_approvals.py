@@ -8,9 +8,11 @@ clock to pass the second the service first saw the head in, as a person reading 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -185,3 +187,40 @@ def test_an_approving_review_of_an_older_head_says_the_new_one_needs_approval(wo
     reply = _replies(world, pr)[-1]
     assert reply.startswith(f"Not dispatched: this approval is for `{seen[:12]}`")
     assert "which needs its own approval" in reply
+
+
+def _wait(condition: Any, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("how", ["/run-amd", "/approve-amd", "review"])
+def test_a_maintainers_command_waits_for_the_analysis_of_the_head_it_acts_on(world: World, how: str) -> None:
+    """The push's analysis fails for now (GitHub's 502s) and is retried later; a maintainer's
+    `/run-amd`, `/approve-amd` or approving review of that head, delivered meanwhile, is answered
+    after the analysis: the head runs. Found by bench/chaos.py: the command was answered at once
+    ("nothing to run", or silently for a review), and the maintainer's decision was lost."""
+    world.restart(max_attempts=100_000)  # the analysis is retried until GitHub answers again
+    world.sim.faults.fail(502, times=None, method="GET", path="/repos/*/pulls/*/files")
+    pr = world.open_pr({MOE: GOOD}, author="stranger", fork=True)
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "opened"))
+    _wait(lambda: (d := world.store.recent()[0]).attempts >= 1 and d.status == "queued",
+          "the analysis was not tried")
+    world.read(pr)
+    if how == "review":
+        review = Review(9_100_001, world.repo, pr.number, world.sim.state.account("lead"), "LGTM", "APPROVED",
+                        pr.head_sha)
+        world.sim.state.reviews[review.id] = review
+        sent = world.sim.deliver("pull_request_review", world.sim.payloads.pull_request_review(review))
+    else:
+        comment = world.sim.state.add_comment(world.repo, pr.number, how, author="lead")
+        sent = world.sim.deliver("issue_comment", world.sim.payloads.issue_comment(comment))
+    _wait(lambda: (d := world.store.get(sent.guid)) is not None and d.attempts >= 1,
+          "the maintainer's delivery was not tried")
+    assert _runs(world) == []
+    world.sim.faults.clear()
+    world.settle()
+    (run,) = _runs(world)
+    assert run.inputs["head_sha"] == pr.head_sha
