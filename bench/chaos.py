@@ -15,9 +15,16 @@ duplicate effects).
 - ``missed``: the service down for a window; ``rocmbot reconcile`` has GitHub redeliver what
   failed, each delivery is processed once, and a second run asks for nothing.
 
-Targets: zero lost, zero duplicate comments, reviews or dispatches, zero missing effects (the
-final head's analysis check and summary, each accepted dispatch's run and `rocmbot / rocm` check,
-no dispatch row in flight without a run), every PR's sticky comment describing its final head.
+Targets: zero lost, zero duplicates (comments and replies by their hidden marker, reviews,
+dispatches, check runs), zero missing effects. What must exist is derived from the scenario the
+campaign generated, not from what the bot recorded: every final head's analysis check, completed,
+failing exactly when the head's test cannot launch; every PR's sticky comment describing its
+final head; a run for every final head that its author's trust, a maintainer's command or an
+approval the maintainer gave after seeing that head calls for; for every run, a
+`rocmbot / rocm` check whose state matches the run's (completed with the run's conclusion once
+the run completed); for every command, the bot's acknowledgement and its answer (a reaction, a
+reply, or the PR's shared answer). Also counted, from the bot's records: no accepted dispatch
+without its run, no dispatch row in flight without a run.
 
 Run: ``.venv/bin/python -m bench.chaos [--deliveries N] [--prs P] [--kills K] [--campaign NAME]``.
 Writes ``bench/results/chaos.json``. ``tests/chaos/`` runs smaller versions and asserts the targets.
@@ -30,6 +37,7 @@ import json
 import logging
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -68,13 +76,28 @@ INSTALLATION = 77
 WORKFLOW_PATH = ".github/workflows/rocm-targeted.yml"
 WORKFLOW = (ROOT / "config" / "workflows" / "rocm-targeted.yml").read_text()
 ROCM_CHECK = "rocmbot / rocm"
-# Dispatch rows GitHub has not (yet) accepted (`requested`: an in-flight row of older versions).
-NOT_ACCEPTED = ("requested", "dispatching", "dry_run", "withdrawn")
+# Dispatch rows GitHub has not (yet) accepted (`requested`: an in-flight row of older versions;
+# `unknown`: sent by a worker killed before the answer, and its run never found).
+NOT_ACCEPTED = ("requested", "dispatching", "dry_run", "withdrawn", "unknown")
 COMMANDS = (
     "/run-amd", "/run-amd", "/run-amd help", "/run-amd all", "/approve-amd", "/run-amd cancel",
     "/run-amd --force", "/run-amd tests/e2e/megatron/test_nothing.py", "/run-amd frobnicate --x",
 )
 PEOPLE = ("dev", "dev", "lead", "stranger")
+MAINTAINER = "lead"  # `maintain` on the repository; "dev" has `write`; "stranger" none (a fork)
+# The expert-parallel sizes the campaign's test files use, and those whose launch fits the
+# 4-GPU runner (tp 2 x pp 2: an expert grid of 2 x ep x 2 must divide the world size, 4):
+# ep 4 is the PAR002 error. tests/chaos checks this against the analysis.
+EP_SIZES = (1, 2, 4)
+VALID_EP = frozenset({1, 2})
+# The budgets are not what a campaign measures: raised so that what must run follows from who
+# asked and what the head holds alone.
+POLICY = """dispatch:
+  budget_gpu_minutes_per_head: 100000000
+  budget_gpu_minutes_per_day: 100000000
+"""
+RUN_COMMANDS = ("/run-amd", "/run-amd all")  # a maintainer's request at a seen head runs its tests
+ANSWERED = {"rocket", "+1", "confused"}  # the reactions that end a command's handling
 UNLIMITED = {"core": 100_000_000, "graphql": 100_000_000}
 
 
@@ -87,6 +110,9 @@ def free_port() -> int:
 # ------------------------------------------------------------------------------------ faults
 
 
+DISPATCHES = "/repos/*/actions/workflows/*/dispatches"
+
+
 @dataclass(frozen=True)
 class Faults:
     """What the simulator does to the bot's GitHub requests."""
@@ -96,12 +122,25 @@ class Faults:
     secondary: float = 0.03  # share of POSTs refused with a secondary rate limit (Retry-After: 1)
     slow: float = 0.03  # share of requests answered late
     slow_seconds: float = 0.3
+    # GitHub's late answers to a dispatch: made at once, answered after the client's timeout
+    # (the service's is 5 s here), or the connection dropped after the work; and new runs
+    # listed a few seconds after the dispatch was answered
+    late_dispatch: float = 0.10
+    late_seconds: float = 6.0
+    dropped_dispatch: float = 0.05
+    listing_delay: float = 2.0
     seed: int = 7
 
     def inject(self, sim: Simulator) -> None:
         plan = sim.faults
         plan.clear()
         plan.reseed(self.seed)
+        sim.state.run_listing_delay = self.listing_delay
+        if self.late_dispatch:
+            plan.answer_late(self.late_seconds, times=None, fraction=self.late_dispatch, method="POST",
+                             path=DISPATCHES)
+        if self.dropped_dispatch:
+            plan.drop_after(times=None, fraction=self.dropped_dispatch, method="POST", path=DISPATCHES)
         if self.slow:
             plan.slow(self.slow_seconds, times=None, fraction=self.slow)
         if self.secondary:
@@ -113,7 +152,8 @@ class Faults:
                 plan.fail_after(502, times=None, fraction=self.errors * self.after / (1 - before))
 
 
-NO_FAULTS = Faults(errors=0.0, secondary=0.0, slow=0.0)
+NO_FAULTS = Faults(errors=0.0, secondary=0.0, slow=0.0, late_dispatch=0.0, dropped_dispatch=0.0,
+                   listing_delay=0.0)
 
 
 # ------------------------------------------------------------------------------------ processes
@@ -211,6 +251,9 @@ def service_env(sim: Simulator, database_url: str, *, reconcile_minutes: float =
         "ROCMBOT_RECONCILE_MINUTES": str(reconcile_minutes),
         "ROCMBOT_RECONCILE_WINDOW_MINUTES": "60",
         "ROCMBOT_PENDING_EFFECT_SECONDS": "3",
+        # the simulator lists a run at once: the run of a dispatch in doubt shows within a lookup
+        "ROCMBOT_DISPATCH_LOOKUP_SECONDS": "8",
+        "ROCMBOT_DISPATCH_LOOKUP_FIRST_SECONDS": "0.5",
         "ROCMBOT_LOG_LEVEL": "WARNING",
         "ROCMBOT_LOG_FORMAT": "text",
     })
@@ -288,7 +331,8 @@ def world() -> Iterator[World]:
     requests, and waiting out the hour is not what these campaigns measure."""
     with serve_simulator(limiter=RateLimiter(limits=UNLIMITED)) as sim:
         state = sim.state
-        repo = state.add_repository(REPO, files={**BASE_FILES, WORKFLOW_PATH: WORKFLOW})
+        repo = state.add_repository(REPO, files={**BASE_FILES, WORKFLOW_PATH: WORKFLOW,
+                                                 ".github/rocmbot.yml": POLICY})
         state.add_installation("octo", installation_id=INSTALLATION)
         state.add_collaborator(repo, "dev", "write")
         state.add_collaborator(repo, "lead", "maintain")
@@ -296,15 +340,28 @@ def world() -> Iterator[World]:
         yield World(sim, repo)
 
 
-def test_file(pr: int, revision: int, ep: int) -> str:
+def case_file(pr: int, revision: int, ep: int) -> str:
     return TEST_TEMPLATE.format(disabled="", ep=ep) + f"# PR {pr}, revision {revision}\n"
+
+
+@dataclass(frozen=True)
+class Command:
+    """A slash command someone wrote (or a maintainer's APPROVED review), as the scenario knows it."""
+
+    pr: int
+    comment_id: int  # the review's id for a review
+    body: str
+    author: str
+    head: str  # the PR's head when the comment was written
+    seen: bool  # that head's delivery was answered before the comment's second began
 
 
 class Traffic:
     """GitHub's side of a campaign: people open PRs, push, comment, review; runs move on.
 
     Every event is built when it happens and delivered from a pool, as GitHub delivers:
-    concurrently, so deliveries of one burst may arrive out of order.
+    concurrently, so deliveries of one burst may arrive out of order; a run's news is sometimes
+    sent out of order on purpose (its `completed` before its `in_progress`).
     """
 
     def __init__(self, w: World, url: str, rng: random.Random, *, prs: int, senders: int = 6) -> None:
@@ -317,14 +374,25 @@ class Traffic:
         self.futures: list[Future[HookDelivery]] = []
         self.events: Counter[str] = Counter()
         self.review_ids = iter(range(8_800_000, 9_000_000))
+        self.ep: dict[str, int] = {}  # a head's test file's expert-parallel size
+        self.answered: dict[str, float] = {}  # when a head's delivery was answered with a 2xx
+        self.commands: list[Command] = []
+        self.reordered = 0  # runs whose news went out completed-first
+        self.told: set[int] = set()  # runs whose `completed` news was sent
 
     @property
     def sent(self) -> int:
         return len(self.futures)
 
-    def send(self, event: str, payload: dict[str, Any]) -> None:
+    def send(self, event: str, payload: dict[str, Any], *, head: str | None = None) -> None:
         self.events[event] += 1
-        self.futures.append(self.pool.submit(self.sim.deliver, event, payload, url=self.url))
+        future = self.pool.submit(self.sim.deliver, event, payload, url=self.url)
+        if head is not None:
+            def answered(done: Future[HookDelivery], sha: str = head) -> None:
+                if not done.exception() and 200 <= done.result().status_code < 300:
+                    self.answered.setdefault(sha, time.time())
+            future.add_done_callback(answered)
+        self.futures.append(future)
 
     def close(self) -> list[HookDelivery]:
         self.pool.shutdown(wait=True)
@@ -336,13 +404,14 @@ class Traffic:
         state = self.sim.state
         author = "stranger" if n % 7 == 3 else ("lead" if n % 10 == 0 else "dev")
         branch = f"chaos-{n}"
-        head = state.commit(self.repo, {f"tests/e2e/megatron/test_chaos_{n:03d}.py":
-                                        test_file(n, 0, self.rng.choice((1, 2, 4)))},
+        ep = self.rng.choice(EP_SIZES)
+        head = state.commit(self.repo, {f"tests/e2e/megatron/test_chaos_{n:03d}.py": case_file(n, 0, ep)},
                             branch=branch, message=f"PR {n}")
         pull = state.open_pull_request(self.repo, head=head, head_ref=branch, author=author,
                                        fork=author == "stranger")
+        self.ep[pull.head_sha] = ep
         self.pulls.append(pull)
-        self.send("pull_request", self.sim.payloads.pull_request(pull, "opened"))
+        self.send("pull_request", self.sim.payloads.pull_request(pull, "opened"), head=pull.head_sha)
         return 1
 
     def burst(self, pull: PullRequest, limit: int) -> int:
@@ -353,16 +422,25 @@ class Traffic:
             before = pull.head_sha
             index = self.pulls.index(pull)
             self.revisions[index] += 1
+            ep = self.rng.choice(EP_SIZES)
             self.sim.state.push(pull, {f"tests/e2e/megatron/test_chaos_{index:03d}.py":
-                                       test_file(index, self.revisions[index], self.rng.choice((1, 2, 4)))})
-            payloads.append(self.sim.payloads.pull_request(pull, "synchronize", before=before))
-        for payload in payloads:
-            self.send("pull_request", payload)
+                                       case_file(index, self.revisions[index], ep)})
+            self.ep[pull.head_sha] = ep
+            payload = self.sim.payloads.pull_request(pull, "synchronize", before=before)
+            payloads.append((pull.head_sha, payload))
+        for head, payload in payloads:
+            self.send("pull_request", payload, head=head)
         return count
 
     def comment(self, pull: PullRequest) -> int:
         body, author = self.rng.choice(COMMANDS), self.rng.choice(PEOPLE)
+        head = pull.head_sha
+        answered = self.answered.get(head)
         comment = self.sim.state.add_comment(self.repo, pull.number, body, author=author)
+        # GitHub's stamps are whole seconds: the bot can only know the head was seen when its
+        # delivery arrived before the second the comment is stamped with began.
+        seen = answered is not None and answered < comment.created_at.timestamp()
+        self.commands.append(Command(pull.number, comment.id, body, author, head, seen))
         self.send("issue_comment", self.sim.payloads.issue_comment(comment))
         return 1
 
@@ -374,24 +452,45 @@ class Traffic:
                             state.account("lead" if approve else "dev"), "LGTM" if approve else "a note",
                             "APPROVED" if approve else "COMMENTED", pull.head_sha)
             state.reviews[review.id] = review
+        if approve:
+            answered = self.answered.get(review.commit_id)
+            assert review.submitted_at is not None
+            seen = answered is not None and answered < review.submitted_at.timestamp()
+            self.commands.append(Command(pull.number, review.id, "APPROVED review", "lead", review.commit_id,
+                                         seen))
         self.send("pull_request_review", self.sim.payloads.pull_request_review(review))
         return 1
 
-    def workflow_run(self) -> int:
+    def workflow_run(self, limit: int) -> int:
+        """A run moves on and GitHub tells: queued to in progress to completed, or the news of a
+        run the bot cancelled (GitHub sends `completed` with the conclusion `cancelled`)."""
         state = self.sim.state
-        with state.lock:
-            moving = [r for r in state.runs.values() if r.status != "completed"]
-        if not moving:
-            return 0
-        run = self.rng.choice(moving)
-        if run.status == "queued":
-            state.set_run_status(run, "in_progress")
-            action = "in_progress"
-        else:
-            state.set_run_status(run, "completed", self.rng.choice(("success", "success", "failure")))
-            action = "completed"
-        self.send("workflow_run", self.sim.payloads.workflow_run(run, action))
-        return 1
+        news: list[dict[str, Any]] = []
+        with state.lock:  # a cancel through the API cannot slip in between the look and the move
+            moving = [r for r in state.runs.values() if r.status != "completed" or r.id not in self.told]
+            if not moving:
+                return 0
+            run = self.rng.choice(moving)
+            if run.status == "completed":  # cancelled through the API
+                news.append(self.sim.payloads.workflow_run(run, "completed"))
+            elif run.status == "queued" and limit >= 2 and self.rng.random() < 0.3:
+                # a run that started and ended at once; its later news is delivered first
+                state.set_run_status(run, "in_progress")
+                started = self.sim.payloads.workflow_run(run, "in_progress")
+                state.set_run_status(run, "completed", self.rng.choice(("success", "success", "failure")))
+                news += [self.sim.payloads.workflow_run(run, "completed"), started]
+                self.reordered += 1
+            elif run.status == "queued":
+                state.set_run_status(run, "in_progress")
+                news.append(self.sim.payloads.workflow_run(run, "in_progress"))
+            else:
+                state.set_run_status(run, "completed", self.rng.choice(("success", "success", "failure")))
+                news.append(self.sim.payloads.workflow_run(run, "completed"))
+            if run.status == "completed":
+                self.told.add(run.id)
+        for payload in news:
+            self.send("workflow_run", payload)
+        return len(news)
 
     def step(self, limit: int) -> int:
         """One thing happens; returns how many deliveries it sent (at most ``limit``)."""
@@ -405,7 +504,33 @@ class Traffic:
             return self.comment(pull)
         if roll < 0.82:
             return self.review(pull)
-        return self.workflow_run() or self.comment(pull)
+        return self.workflow_run(limit) or self.comment(pull)
+
+    # -- what must exist at the end ---------------------------------------------------------------
+    def valid(self, head: str) -> bool:
+        return self.ep[head] in VALID_EP
+
+    def must_run(self, pull: PullRequest) -> str | None:
+        """Why the PR's final head must have a ROCm run, or None when nothing calls for one.
+
+        A trusted author's (write or more: not a fork here) valid head runs by itself. A
+        maintainer's `/run-amd --force` runs any head; a maintainer's `/run-amd` or
+        `/run-amd all` runs a valid one, approving an untrusted author's head as it goes; a
+        maintainer's `/approve-amd` or APPROVED review releases a valid untrusted head. A maintainer's command
+        counts only when the head it acts on was seen before it was written (an approval
+        covers exactly what the approver could have seen)."""
+        head = pull.head_sha
+        if not pull.fork and self.valid(head):
+            return "trusted author"
+        for c in self.commands:
+            if c.pr != pull.number or c.head != head or not c.seen or c.author != MAINTAINER:
+                continue
+            if c.body == "/run-amd --force":
+                return f"{c.body} (comment {c.comment_id})"
+            approves = c.body in ("/approve-amd", "APPROVED review")
+            if self.valid(head) and (c.body in RUN_COMMANDS or (pull.fork and approves)):
+                return f"{c.body} (comment {c.comment_id})"
+        return None
 
 
 # ------------------------------------------------------------------------------------ measuring
@@ -435,10 +560,17 @@ class Table:
     # or the `rocmbot / rocm` check of an accepted dispatch, a dispatch row counted as in flight
     # (against the budgets, "already running") with no run behind it.
     missing_analysis: int = 0
+    wrong_analysis: int = 0  # the final head's check not completed, or failing when it should not be
     missing_summaries: int = 0
     missing_runs: int = 0
     missing_rocm_checks: int = 0
     phantom_dispatches: int = 0
+    # Derived from the scenario: final heads that must have a run and have none; runs whose
+    # check does not show the run's state; commands without the bot's acknowledgement or answer.
+    missing_head_runs: int = 0
+    stale_rocm_checks: int = 0
+    missing_acks: int = 0
+    missing_answers: int = 0
     sticky_matching: int = 0  # PRs whose sticky comment describes the final head
     kills: int = 0
     faults: dict[str, int] = field(default_factory=dict)
@@ -449,12 +581,14 @@ class Table:
 
     @property
     def duplicates(self) -> int:
-        return self.duplicate_comments + self.duplicate_reviews + self.duplicate_dispatches
+        return (self.duplicate_comments + self.duplicate_reviews + self.duplicate_dispatches
+                + self.duplicate_check_runs)
 
     @property
     def missing(self) -> int:
-        return (self.missing_analysis + self.missing_summaries + self.missing_runs
-                + self.missing_rocm_checks + self.phantom_dispatches)
+        return (self.missing_analysis + self.wrong_analysis + self.missing_summaries + self.missing_runs
+                + self.missing_rocm_checks + self.phantom_dispatches + self.missing_head_runs
+                + self.stale_rocm_checks + self.missing_acks + self.missing_answers)
 
     def row(self) -> list[str]:
         return [self.campaign, self.database, str(self.sent), str(self.stored), str(self.processed),
@@ -483,8 +617,14 @@ def _effect_ids(store: Store) -> set[int]:
     return ids
 
 
-def measure(table: Table, w: World, store: Store, guids: set[str], pulls: list[PullRequest]) -> Table:
-    """Count what GitHub holds against what was sent."""
+# The hidden marker of each reply the bot writes (bot/rocm/payloads.py): one per command, per
+# answer on a head, per review; two comments with one marker are one reply written twice.
+_MARKER = re.compile(r"<!-- rocmbot:(?:reply|answer|review-reply) [^>]*-->")
+
+
+def measure(table: Table, w: World, store: Store, guids: set[str], traffic: Traffic) -> Table:
+    """Count what GitHub holds against what was sent and what the scenario calls for."""
+    pulls = traffic.pulls
     state = w.sim.state
     records = {d.delivery_id: d for d in store.recent(limit=1_000_000) if d.delivery_id in guids}
     table.sent = len(guids)
@@ -503,14 +643,22 @@ def measure(table: Table, w: World, store: Store, guids: set[str], pulls: list[P
     bot = state.bot
     table.prs = len(pulls)
     orphans: list[int] = []
+    twice: list[dict[str, Any]] = []
     wrong: list[dict[str, Any]] = []
     for pull in pulls:
         mine = [c for c in state.comments_on(w.repo, pull.number) if c.user is bot]
         summaries = [c for c in mine if c.body.startswith(SUMMARY_MARKER)]
         table.duplicate_comments += max(0, len(summaries) - 1)
-        # Every other comment of the bot is a reply its ledger recorded; one it did not is a
-        # second copy, written by an attempt that died before recording the first.
-        orphans.extend(c.id for c in mine if c not in summaries and c.id not in ledger_ids)
+        replies = [c for c in mine if c not in summaries]
+        # A reply is known by its marker; one the ledger has not recorded (an attempt died after
+        # GitHub made it) is still the one reply its ledger entry will find, unless there are two.
+        marked = Counter(m.group(0) for c in replies if (m := _MARKER.search(c.body)))
+        for marker, n in marked.items():
+            if n > 1:
+                table.duplicate_comments += n - 1
+                twice.append({"pr": pull.number, "marker": marker, "copies": n})
+        table.duplicate_comments += sum(1 for c in replies if not _MARKER.search(c.body))
+        orphans.extend(c.id for c in replies if c.id not in ledger_ids)
         shown = SummaryState.load(summaries[0].body).head if summaries else None
         if len(summaries) == 1 and shown == pull.head_sha:
             table.sticky_matching += 1
@@ -519,7 +667,6 @@ def measure(table: Table, w: World, store: Store, guids: set[str], pulls: list[P
                           "head": pull.head_sha[:12]})
         reviews = Counter(r.commit_id for r in state.reviews_on(w.repo, pull.number) if r.user is bot)
         table.duplicate_reviews += sum(n - 1 for n in reviews.values())
-    table.duplicate_comments += len(orphans)
     with state.lock:
         runs = Counter(str(r.inputs.get("dispatch_id")) for r in state.runs.values())
         checks = list(state.check_runs.values())
@@ -528,11 +675,17 @@ def measure(table: Table, w: World, store: Store, guids: set[str], pulls: list[P
     # A dispatch's check is known by its external id; a pending or refused one by head and title.
     rocm = Counter((c.head_sha, c.external_id or c.title) for c in checks if c.name == ROCM_CHECK)
     table.duplicate_check_runs = sum(n - 1 for n in analysis.values()) + sum(n - 1 for n in rocm.values())
+    twice_checks = [{"check": CHECK_NAME, "head": h[:12], "copies": n} for h, n in analysis.items() if n > 1]
+    twice_checks += [{"check": ROCM_CHECK, "head": h[:12], "of": str(k)[:60], "copies": n}
+                     for (h, k), n in rocm.items() if n > 1]
+    table.notes["checks_twice"] = twice_checks[:20]
     missing_effects(table, w, store, pulls, checks)
+    expected_effects(table, w, traffic, checks)
     table.faults = dict(Counter(i.kind for i in w.sim.faults.injected))
     table.github_requests = state.requests
-    table.notes.update({"dispatches": len(runs), "orphan_replies": orphans[:20], "sticky_wrong": wrong[:20],
-                        "statuses": dict(statuses), "unprocessed": [
+    table.notes.update({"dispatches": len(runs), "replies_twice": twice[:20],
+                        "unrecorded_replies": orphans[:20], "sticky_wrong": wrong[:20],
+                        "statuses": dict(statuses), "runs_news_reordered": traffic.reordered, "unprocessed": [
                             {"delivery": g, "status": r.status if r else "not stored",
                              "attempts": r.attempts if r else 0,
                              "error": (r.last_error or "")[:300] if r else ""}
@@ -543,7 +696,7 @@ def measure(table: Table, w: World, store: Store, guids: set[str], pulls: list[P
 
 def missing_effects(table: Table, w: World, store: Store, pulls: list[PullRequest],
                     checks: list[Any]) -> None:
-    """Count the effects that should exist and do not (see `Table`)."""
+    """Count the effects the bot's own records call for and GitHub does not hold (see `Table`)."""
     state = w.sim.state
     with state.lock:
         runs = {str(r.inputs.get("dispatch_id")) for r in state.runs.values()}
@@ -560,6 +713,7 @@ def missing_effects(table: Table, w: World, store: Store, pulls: list[PullReques
             gaps.append({"pr": pull.number, "missing": "summary"})
     with store.engine.connect() as conn:
         rows = conn.execute(select(dispatches.c.dispatch_id, dispatches.c.status)).all()
+    table.notes["unknown_dispatches"] = sum(1 for _, status in rows if status == "unknown")
     for dispatch_id, status in rows:
         accepted = status not in NOT_ACCEPTED
         if accepted and dispatch_id not in runs:
@@ -572,6 +726,60 @@ def missing_effects(table: Table, w: World, store: Store, pulls: list[PullReques
             table.missing_rocm_checks += 1
             gaps.append({"dispatch": dispatch_id, "missing": "rocmbot / rocm check", "status": status})
     table.notes["missing"] = gaps[:20]
+
+
+def expected_effects(table: Table, w: World, traffic: Traffic, checks: list[Any]) -> None:
+    """Count the effects the scenario calls for and GitHub does not hold: each final head's
+    analysis check with the right verdict and its run when one is due (`Traffic.must_run`), each
+    run's check in the run's state, each command's acknowledgement and answer."""
+    state = w.sim.state
+    bot = state.bot
+    gaps: list[dict[str, Any]] = []
+    newest: dict[tuple[str, str], Any] = {}
+    for check in sorted(checks, key=lambda c: c.id):
+        newest[(check.name, check.external_id or check.head_sha)] = check
+    with state.lock:
+        runs = list(state.runs.values())
+    for pull in traffic.pulls:
+        head = pull.head_sha
+        check = newest.get((CHECK_NAME, head))
+        if check is not None:
+            failing = check.conclusion == "failure"
+            if check.status != "completed" or failing == traffic.valid(head):
+                table.wrong_analysis += 1
+                gaps.append({"pr": pull.number, "wrong": "analysis check", "status": check.status,
+                             "conclusion": check.conclusion, "ep": traffic.ep[head]})
+        why = traffic.must_run(pull)
+        if why is not None and not any(r.inputs.get("head_sha") == head for r in runs):
+            table.missing_head_runs += 1
+            gaps.append({"pr": pull.number, "missing": "run", "head": head[:12], "because": why})
+    for run in runs:
+        dispatch_id = str(run.inputs.get("dispatch_id"))
+        check = newest.get((ROCM_CHECK, dispatch_id))
+        if check is None:
+            continue  # counted by missing_effects
+        done = run.status == "completed"
+        if (check.status == "completed") != done or (done and check.conclusion != run.conclusion):
+            table.stale_rocm_checks += 1
+            gaps.append({"dispatch": dispatch_id, "stale": "rocmbot / rocm check", "run": run.status,
+                         "run_conclusion": run.conclusion, "check": check.status,
+                         "check_conclusion": check.conclusion})
+    for command in traffic.commands:
+        if command.body == "APPROVED review":
+            continue
+        comment = state.issue_comments[command.comment_id]
+        reactions = {r.content for r in comment.reactions if r.user is bot}
+        mine = [c for c in state.comments_on(w.repo, command.pr) if c.user is bot]
+        replied = any(f"rocmbot:reply {command.comment_id}:" in c.body for c in mine)
+        shared = any("rocmbot:answer " in c.body for c in mine)  # a refusal or a wait, counted
+        if "eyes" not in reactions:
+            table.missing_acks += 1
+            gaps.append({"comment": command.comment_id, "missing": "eyes", "body": command.body})
+        if not (reactions & ANSWERED or replied or shared):
+            table.missing_answers += 1
+            gaps.append({"comment": command.comment_id, "missing": "answer", "body": command.body,
+                         "by": command.author})
+    table.notes["expected_missing"] = gaps[:30]
 
 
 # ------------------------------------------------------------------------------------ running
@@ -709,7 +917,7 @@ def load_campaign(name: str, database: str, w: World, service: Service, c: Campa
     table.kills = service.kills()
     table.events = dict(traffic.events)
     table.notes["final_pass_redeliveries"] = final
-    return measure(table, w, service.store, guids, traffic.pulls)
+    return measure(table, w, service.store, guids, traffic)
 
 
 def pg_restart_campaign(w: World, service: Service, pg: Any, c: Campaign, down_seconds: float = 3.0) -> Table:
@@ -772,7 +980,7 @@ def pg_restart_campaign(w: World, service: Service, pg: Any, c: Campaign, down_s
         "final_pass_redeliveries": final,
     })
     table.events = dict(traffic.events)
-    return measure(table, w, service.store, guids, traffic.pulls)
+    return measure(table, w, service.store, guids, traffic)
 
 
 def missed_campaign(w: World, service: Service, c: Campaign, cli_env: dict[str, str]) -> Table:
@@ -816,7 +1024,7 @@ def missed_campaign(w: World, service: Service, c: Campaign, cli_env: dict[str, 
         "final_pass_redeliveries": final,
     })
     table.events = dict(traffic.events)
-    return measure(table, w, service.store, guids, traffic.pulls)
+    return measure(table, w, service.store, guids, traffic)
 
 
 # ------------------------------------------------------------------------------------ the script

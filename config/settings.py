@@ -57,7 +57,18 @@ class Settings(BaseSettings):
         description="bytes of bodies read at once before their signature is checked; more get 503",
     )
     body_read_seconds: float = Field(
-        default=30.0, gt=0, description="time a client has to send a body; slower ones get 408",
+        default=10.0, gt=0, description="time any body has before the minimum rate applies: by "
+        "this plus N / body_min_bytes_per_second, N bytes of it must have come; else 408",
+    )
+    body_min_bytes_per_second: int = Field(
+        default=256 * 1024, ge=1, description="the slowest a body may arrive once body_read_seconds "
+        "are over (so the whole body is due by then plus its size over this)",
+    )
+    body_chunk_seconds: float = Field(
+        default=5.0, gt=0, description="the longest wait for the next piece of a body; longer gets 408",
+    )
+    body_reads_per_client: int = Field(
+        default=32, ge=1, description="bodies read at once from one client address; more get 503",
     )
     max_attempts: int = Field(default=8, ge=1, le=100)
     lease_seconds: float = Field(default=60.0, gt=0)
@@ -77,6 +88,16 @@ class Settings(BaseSettings):
     pending_effect_seconds: float = Field(
         default=300.0, ge=0, description="a worker completes or retries GitHub writes left pending "
         "this long (a dispatch in doubt, a run without its check, a write whose delivery gave up; 0: never)"
+    )
+    dispatch_lookup_seconds: float = Field(
+        default=180.0, ge=0, description="how long after a dispatch GitHub did not answer (a timeout, "
+        "a lost connection) or answered 5xx its run is looked for, before it is sent again (after a "
+        "5xx) or recorded `unknown` (no answer): GitHub may finish a request after its client gave up "
+        "and list the new run some seconds after it answered",
+    )
+    dispatch_lookup_first_seconds: float = Field(
+        default=15.0, gt=0, description="the first lookup of such a dispatch's run this long after it "
+        "was sent; each next one waits twice as long, the last at the end of the window",
     )
     log_format: Literal["json", "text"] = "json"
     log_level: str = "INFO"

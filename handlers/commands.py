@@ -10,7 +10,7 @@ from bot.github import keys
 from bot.github.context import HandlerContext
 from bot.rocm import payloads
 from bot.rocm.commands import VALID, Command, parse
-from bot.rocm.decide import Refusal, may_cancel
+from bot.rocm.decide import Actor, Refusal, may_approve, may_cancel, may_request
 from bot.rocm.runs import RocmRuns
 from bot.service.router import Router
 
@@ -19,15 +19,26 @@ log = logging.getLogger(__name__)
 
 
 def _head_when_written(runs: RocmRuns, event: Event) -> str:
-    """The PR's head when the comment was written (an edited one: when it was edited), as the
-    bot saw the heads arrive; an approval applies to that head only."""
+    """The head the commenter could have seen when writing (an edited comment: when editing):
+    the last head the bot saw arrive before the comment's second began. An approval covers
+    that head only; empty when there is none, or when the comment carries no time."""
     comment = event.payload.get("comment") or {}
     stamp = comment.get("updated_at") if event.action == "edited" else comment.get("created_at")
     try:
         when = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
     except ValueError:
-        return runs.pr.head_sha  # GitHub always says; a hand-made delivery may not
+        return ""  # GitHub always says; a delivery that does not approves nothing
     return runs.head_at(when)
+
+
+def _may(who: Actor, command: Command, runs: RocmRuns) -> Refusal | None:
+    """Why the commenter may not give this command at all, or None."""
+    config = runs.config.dispatch
+    if command.kind == "cancel":
+        return may_cancel(who, config)
+    if command.kind == "approve":
+        return may_approve(who, config)
+    return may_request(who, force=command.force, config=config)
 
 
 def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, login: str) -> None:
@@ -40,20 +51,20 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
         runs.reply(comment_id, written, "help", runs.help_reply())
         return
     who = runs.actor(login)
+    refused = _may(who, command, runs)
+    if refused is not None:  # before anything is listed or read for the command
+        raise refused
     if command.kind == "cancel":
-        refused = may_cancel(who, runs.config.dispatch)
-        if refused is not None:
-            raise refused
         if runs.cancel():
             runs.react(comment_id, "+1")  # the `rocmbot / rocm` checks say cancelled
         else:
             runs.reply(comment_id, written, "cancel", payloads.NOTHING_IN_FLIGHT)
         return
     seen = _head_when_written(runs, event)
+    selection = runs.analysed_selection()  # answered after the analysis of the head it acts on
     if command.kind == "approve":
         outcome = runs.approve(who, "command", head=seen)
     else:
-        selection = runs.selection()
         failing = selection.failing if selection is not None else []
         if command.kind == "run":
             tests = selection.tests if selection is not None else []

@@ -35,20 +35,22 @@ def cancel_when_closed(event: Event, ctx: HandlerContext) -> None:
 
 @router.register("check_run", "requested_action")
 def approve_from_button(event: Event, ctx: HandlerContext) -> None:
-    """The "Approve ROCm run" button: the clicking maintainer approves the head the check is on.
+    """The "Approve ROCm run" button: the clicking maintainer approves the head the check is on
+    (the check run's own `head_sha`), which releases nothing once the PR has moved on.
 
     The PR is the one the bot made the check for: GitHub leaves `pull_requests` empty when the
     head is in a fork, which is when an approval is asked for."""
     action = (event.payload.get("requested_action") or {}).get("identifier")
     check = event.payload.get("check_run") or {}
+    head = check.get("head_sha")
     if action != APPROVE_ACTION or ctx.github is None or event.repository is None:
         return
     mine = DispatchStore(ctx.store).selection_of_check(event.repository, int(check.get("id") or 0))
-    if mine is None:
-        log.info("approve button on a check rocmbot has no record of",
+    if mine is None or not isinstance(head, str) or mine[1] != head:
+        log.info("approve button on a check rocmbot has no record of for its head",
                  extra={"delivery_id": event.delivery_id, "check_run": check.get("id")})
         return
-    number, head = mine
+    number = mine[0]
     runs = RocmRuns(ctx, event.repository, number)
     try:
         runs.approve(runs.actor(event.sender or ""), "button", head=head)
@@ -66,7 +68,7 @@ def approve_from_review(event: Event, ctx: HandlerContext) -> None:
     if event.repository is None or event.pr_number is None:
         return
     runs = RocmRuns(ctx, event.repository, event.pr_number)
-    selection = runs.selection()
+    selection = runs.analysed_selection()  # a review of a head whose analysis is queued waits for it
     if selection is None or selection.state != "pending":
         return
     login = str((review.get("user") or {}).get("login") or event.sender or "")

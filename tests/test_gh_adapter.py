@@ -164,7 +164,7 @@ def test_cancelling_a_run_that_already_completed_is_not_an_error(sim: Simulator,
     run_id = port.dispatch_workflow("octo/miles", ".github/workflows/rocm-targeted.yml", "main", inputs)
     assert run_id is not None
     sim.state.set_run_status(run_id, "completed", "success")
-    port.cancel_run("octo/miles", run_id)
+    assert port.cancel_run("octo/miles", run_id) is False  # it had completed: nothing stopped
     assert [c.status for c in sim.state.find_calls("POST", "/repos/*/actions/runs/*/cancel")] == [409]
     assert sim.state.runs[run_id].conclusion == "success"
     sim.faults.fail(502, times=1, method="POST", path="/repos/*/actions/runs/*/cancel")

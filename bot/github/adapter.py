@@ -550,13 +550,15 @@ class PyGithubPort:
         pages = self._pages(f"/repos/{repo}/actions/runs/{run_id}/jobs", key="jobs")
         return [WorkflowJob.from_api(j) for j in pages]
 
-    def cancel_run(self, repo: str, run_id: int) -> None:
+    def cancel_run(self, repo: str, run_id: int) -> bool:
         """Stop a run; one that has already completed (409) needs no stopping. Raising would fail
         the delivery again on every retry until its `workflow_run` webhook arrived, or for good if
         that one never does (found by bench/chaos.py)."""
         try:
             self._call("POST", f"/repos/{repo}/actions/runs/{run_id}/cancel")
+            return True
         except GithubException as exc:
             if exc.status != 409:
                 raise
             log.info("run already completed: nothing to cancel", extra={"repository": repo, "run_id": run_id})
+        return False

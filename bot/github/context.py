@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.core.events import Event
-from bot.github.effects import Effects
+from bot.github.effects import Effects, Lookups
 from bot.github.policy import policy
 from bot.github.port import GitHubPort, PullRequest, label_names
 from bot.store.store import Store
@@ -69,8 +69,10 @@ class HandlerContext:
         self.cache.pop(f"pr:{repo}#{number}", None)
 
     def effects(self) -> Effects:
+        settings = self.settings
+        lookups = Lookups(settings.dispatch_lookup_seconds, settings.dispatch_lookup_first_seconds)
         return Effects(self.store, self.github, dry_run=self.dry_run, delivery_id=self.event.delivery_id,
-                       app_id=self.settings.app_id, in_flight=self.settings.request_margin)
+                       app_id=settings.app_id, in_flight=settings.request_margin, lookups=lookups)
 
 
 def local_ports(repo_path: str) -> PortFactory:

@@ -12,14 +12,16 @@ only when a later delivery makes the same write.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bot.core.deadline import DeadlineError, RetryLaterError
 from bot.github import keys as ledger
 from bot.github.port import Comment, GitHubPort, Gone, InlineComment
 from bot.github.publish import batches, is_summary
-from bot.store.store import ATTEMPT_ENDED, Effect, Store
+from bot.store.store import ATTEMPT_ANSWER, ATTEMPT_ENDED, ATTEMPT_SENT, Effect, Store
 
 log = logging.getLogger(__name__)
 
@@ -66,11 +68,47 @@ def ended(entry: Effect) -> bool:
     return isinstance(entry.result, dict) and entry.result.get(ATTEMPT_ENDED) is True
 
 
+def in_doubt(entry: Effect) -> bool:
+    """Whether GitHub may have made the write of a pending entry: its attempt saw no answer (a
+    timeout, a lost connection, a killed worker), or a 5xx, which GitHub sometimes answers
+    after doing the work. A 4xx, a rate limit or a request never sent made nothing."""
+    if not ended(entry):
+        return True
+    answer = entry.result.get(ATTEMPT_ANSWER)
+    return isinstance(answer, int) and answer >= 500
+
+
+def sent_for(entry: Effect) -> float:
+    """Seconds since the attempt that left a pending entry sent its write."""
+    sent = entry.result.get(ATTEMPT_SENT) if ended(entry) else None
+    return max(0.0, time.time() - sent) if isinstance(sent, int | float) else entry.age
+
+
+@dataclass(frozen=True)
+class Lookups:
+    """How long, and how often, a write whose outcome is in doubt is looked for on GitHub before
+    anything more is done: at ``first`` seconds after it was sent, then each time twice as long
+    after, the last at the end of the ``window``."""
+
+    window: float = 0.0
+    first: float = 15.0
+
+    def wait(self, since: float) -> float | None:
+        """Seconds from ``since`` (seconds after the write was sent) to the next lookup; None
+        when the window is over."""
+        if since >= self.window:
+            return None
+        at = max(self.first, 1e-3)
+        while at <= since:
+            at *= 2
+        return min(at, self.window) - since
+
+
 class Effects:
     """The writes one handler makes for one delivery."""
 
     def __init__(self, store: Store, port: GitHubPort | None, *, dry_run: bool, delivery_id: str,
-                 app_id: int | None = None, in_flight: float = 0.0) -> None:
+                 app_id: int | None = None, in_flight: float = 0.0, lookups: Lookups | None = None) -> None:
         self.store = store
         self.port = port
         self.dry_run = dry_run or port is None
@@ -79,6 +117,10 @@ class Effects:
         # how long a write another attempt began may still reach GitHub (the longest one
         # request may take): a killed worker's request can land after its lease was taken over
         self.in_flight = in_flight
+        # a dispatch in doubt: GitHub finishes a request after its client gave up, and lists the
+        # new run some seconds after answering; its run is looked for this long before it is
+        # sent again or recorded `unknown`
+        self.lookups = lookups or Lookups()
 
     def ours(self, comment: Comment) -> bool:
         """A comment this App made: made through its App id (any bot account's, without one)."""
@@ -95,6 +137,7 @@ class Effects:
         reconcile: Callable[[], Any] | None = None,
         *,
         defer_to_live: float = 0.0,
+        look: bool = False,
         content: dict[str, Any] | None = None,
     ) -> Any:
         """Make the write ``act`` once under ``key``; None when it is left to another attempt.
@@ -107,10 +150,20 @@ class Effects:
         Otherwise an entry another attempt left pending is reconciled against GitHub, but not
         while that attempt's request may still reach GitHub (less than :attr:`in_flight`
         seconds ago, unless the attempt saw GitHub's answer): the delivery is retried when it
-        can no longer land (:class:`RetryLaterError`), so a late write is found, not repeated."""
+        can no longer land (:class:`RetryLaterError`), so a late write is found, not repeated.
+
+        With ``look`` (a dispatch: GitHub may finish it late and show its run later still), a
+        write in doubt (see :func:`in_doubt`) that reconciling does not find is looked for again
+        over :attr:`lookups` before it is made again (after a 5xx), or recorded ``unknown`` (no
+        answer: GitHub may have made it) and not made: see :meth:`_unfound`."""
         entry = self.store.begin_effect(key, kind, target, self.delivery_id)
         if entry.status == "done" or (entry.status == "dry_run" and self.dry_run):
             log.info("effect already made", extra={"key": key, "delivery_id": self.delivery_id})
+            return entry.result
+        if entry.status == "unknown":  # never made again; found, it is done
+            found = reconcile() if reconcile is not None and not self.dry_run else None
+            if found is not None and self.store.finish_effect(key, found, was=("unknown",)):
+                return found
             return entry.result
         if entry.status == "pending" and not entry.created and entry.age < defer_to_live:
             log.info("effect in flight elsewhere", extra={"key": key, "delivery_id": self.delivery_id})
@@ -126,6 +179,10 @@ class Effects:
             if found is not None:
                 self.store.finish_effect(key, found)
                 return found
+            if look:
+                unknown = self._unfound(entry)
+                if unknown is not None:
+                    return unknown
         if self.dry_run:
             result: Any = {"dry_run": True}
             if content is not None:
@@ -137,20 +194,67 @@ class Effects:
             return result
         if not entry.created:  # this attempt's request is the one in flight now
             self.store.effect_attempt(key, ended=False)
+        sent = time.time()
         try:
             result = act()
         except Exception as exc:
             if answered(exc):
-                self._ended(key)
+                self._ended(key, exc, sent)
             raise
         self.store.finish_effect(key, result)
         return result
 
-    def _ended(self, key: str) -> None:
+    def _unfound(self, entry: Effect) -> dict[str, Any] | None:
+        """A write in doubt that was looked for and not found: wait for the next lookup while
+        the window lasts (:class:`RetryLaterError`, so the delivery or the sweep comes back);
+        after it, None to make it again when GitHub answered an error, or, when it never
+        answered, record it ``unknown`` and return that: it is not made a second time (a
+        `workflow_run` delivery that names it settles it, see :meth:`settle`)."""
+        if not in_doubt(entry):
+            return None
+        since = sent_for(entry)
+        wait = self.lookups.wait(since)
+        if wait is not None:
+            raise RetryLaterError(wait, f"looking for what a {entry.kind} whose answer was "
+                                        f"{'an error' if ended(entry) else 'lost'} made")
+        if ended(entry):
+            log.info("not found after an error: made again", extra={
+                "key": entry.key, "delivery_id": self.delivery_id, "seconds": round(since, 1)})
+            return None
+        unknown = {"unknown": True, "seconds": round(since, 1)}
+        if not self.store.finish_effect(entry.key, unknown, "unknown", was=("pending",)):
+            again = self.store.begin_effect(entry.key, entry.kind, entry.target, self.delivery_id)
+            return again.result if isinstance(again.result, dict) else unknown  # settled meanwhile
+        log.warning("a write GitHub never answered was not found: its outcome is unknown", extra={
+            "key": entry.key, "kind": entry.kind, "target": entry.target, "delivery_id": self.delivery_id,
+            "seconds": round(since, 1)})
+        return unknown
+
+    def _ended(self, key: str, exc: BaseException, sent: float) -> None:
+        status = getattr(exc, "status", None)
         try:
-            self.store.effect_attempt(key, ended=True)
+            self.store.effect_attempt(key, ended=True, answer=status if isinstance(status, int) else None,
+                                      sent_at=sent)
         except Exception:  # the database is away: a retry waits out the in-flight time instead
             log.warning("could not note the end of a write's attempt", extra={"key": key}, exc_info=True)
+
+    def give_up(self, key: str, kind: str, target: str, result: dict[str, Any]) -> Any:
+        """Record as not to be made (``result``) a write an earlier attempt left pending, once
+        it cannot have been made unseen: while it may still land or show, RetryLaterError; a
+        write GitHub never answered is recorded ``unknown`` instead (see :meth:`_unfound`). What
+        is recorded, or was already (a write found meanwhile)."""
+        entry = self.store.begin_effect(key, kind, target, self.delivery_id)
+        if entry.status not in ("pending", "dry_run"):
+            return entry.result
+        if entry.status == "pending" and not entry.created:
+            if entry.age < self.in_flight and not ended(entry):
+                raise RetryLaterError(self.in_flight - entry.age,
+                                      f"a write another attempt began may still reach GitHub ({kind})")
+            unknown = self._unfound(entry)
+            if unknown is not None:
+                return unknown
+        self.store.finish_effect(key, result)
+        return result
 
     # check runs ------------------------------------------------------------
 
@@ -397,9 +501,10 @@ class Effects:
                          lambda: {"id": self._github().edit_comment(repo, comment_id, body).id},
                          content={"comment_id": comment_id, "body": body})
 
-    def settle(self, key: str, result: dict[str, Any]) -> None:
-        """Record as done a write that an earlier attempt made, found afterwards."""
-        self.store.finish_effect(key, result)
+    def settle(self, key: str, result: dict[str, Any], *, unsure_only: bool = False) -> bool:
+        """Record as done a write that an earlier attempt made, found afterwards; with
+        ``unsure_only``, only one still pending or ``unknown``. False: nothing was changed."""
+        return self.store.finish_effect(key, result, was=("pending", "unknown") if unsure_only else None)
 
     def made_starting(self, prefix: str) -> set[str]:
         """The keys in the ledger that start with ``prefix``."""
@@ -417,18 +522,21 @@ class Effects:
 
     def dispatch(self, dispatch_id: str, target: str, repo: str, workflow: str, ref: str,
                  inputs: dict[str, str], reconcile: Callable[[], dict[str, Any] | None]) -> Any:
-        """Dispatch the workflow once per dispatch id; ``reconcile`` finds the run an attempt
-        that died made."""
+        """Dispatch the workflow once per dispatch id; ``reconcile`` finds the run an earlier
+        attempt made, looked for over :attr:`lookups` when that attempt's outcome is in doubt.
+        ``{"unknown": True}``: GitHub never answered an attempt and its run was not found."""
         return self.once(
             ledger.dispatch(dispatch_id), "dispatch", target,
             lambda: {"run_id": self._github().dispatch_workflow(repo, workflow, ref, inputs)}, reconcile,
-            content={"workflow": workflow, "ref": ref, "inputs": inputs},
+            look=True, content={"workflow": workflow, "ref": ref, "inputs": inputs},
         )
 
-    def cancel_run(self, dispatch_id: str, repo: str, run_id: int) -> None:
+    def cancel_run(self, dispatch_id: str, repo: str, run_id: int) -> bool:
+        """Stop a dispatch's run, once; False when GitHub said it had already completed (its own
+        `workflow_run` news says how), or when the cancel is left to another attempt."""
         def stop() -> dict[str, Any]:
-            self._github().cancel_run(repo, run_id)
-            return {"cancelled": True}
+            return {"cancelled": self._github().cancel_run(repo, run_id)}
 
-        self.once(ledger.cancel(dispatch_id), "cancel", f"{repo} run {run_id}", stop,
-                  content={"run_id": run_id})
+        done = self.once(ledger.cancel(dispatch_id), "cancel", f"{repo} run {run_id}", stop,
+                         content={"run_id": run_id})
+        return isinstance(done, dict) and done.get("cancelled", True) is not False

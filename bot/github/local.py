@@ -217,5 +217,6 @@ class LocalPort:
     def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
         return []
 
-    def cancel_run(self, repo: str, run_id: int) -> None:
+    def cancel_run(self, repo: str, run_id: int) -> bool:
         self._record("cancel", f"{repo}/runs/{run_id}", {})
+        return True

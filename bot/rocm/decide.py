@@ -18,7 +18,7 @@ import yaml
 
 from bot.formats.escape import code
 from bot.github import keys
-from bot.rocm.payloads import minutes, moved, who_may
+from bot.rocm.payloads import capped, minutes, moved, who_may
 from bot.store.dispatch import UNACCEPTED, Dispatch, SelectedTest, Selection, tests_hash
 from config.repo import DispatchConfig, RepoConfig
 
@@ -91,17 +91,32 @@ def rank(permission: str) -> int:
     return LEVELS.get(permission, 0)
 
 
-def screen(who: Actor, tests: Sequence[SelectedTest], *, force: bool, failing: Iterable[str],
-           config: DispatchConfig) -> Refusal | None:
-    """Why the requester may not have these tests run at all, or None."""
+def may_request(who: Actor, *, force: bool, config: DispatchConfig) -> Refusal | None:
+    """Why the requester may not ask for runs (with ``force``: despite error findings), or None;
+    asked before anything else is read for the request."""
     if not who.trusted:
         return Refusal(f"{who.why()}; ROCm runs may be started by {who_may(config, approve=False)}.")
     if force and not who.maintainer:
         return Refusal(f"{who.why()}; `--force` may be used by {who_may(config, approve=True)}.")
+    return None
+
+
+def may_approve(who: Actor, config: DispatchConfig) -> Refusal | None:
+    if who.maintainer:
+        return None
+    return Refusal(f"{who.why()}; ROCm runs may be approved by {who_may(config, approve=True)}.")
+
+
+def screen(who: Actor, tests: Sequence[SelectedTest], *, force: bool, failing: Iterable[str],
+           config: DispatchConfig) -> Refusal | None:
+    """Why the requester may not have these tests run at all, or None."""
+    refused = may_request(who, force=force, config=config)
+    if refused is not None:
+        return refused
     blocked = sorted({t.path for t in tests} & set(failing))
     if blocked and not force:
         return Refusal(
-            f"{', '.join(code(p) for p in blocked)} ha{'ve' if len(blocked) > 1 else 's'} error "
+            f"{', '.join(capped([code(p) for p in blocked]))} ha{'ve' if len(blocked) > 1 else 's'} error "
             "findings (see the summary): the runs would fail after taking the GPUs. Fix them, or a "
             "maintainer can `/run-amd --force`."
         )
@@ -160,8 +175,9 @@ def approval(who: Actor, seen: str | None, head: str, pending: Selection | None,
              config: DispatchConfig) -> DispatchTests | Refusal:
     """A maintainer releases the tests waiting on the current head; ``seen`` is the head the
     maintainer saw (an approval of another head releases nothing)."""
-    if not who.maintainer:
-        return Refusal(f"{who.why()}; ROCm runs may be approved by {who_may(config, approve=True)}.")
+    refused = may_approve(who, config)
+    if refused is not None:
+        return refused
     if seen is not None and seen != head:
         return Refusal(moved(seen, head))
     if pending is None or pending.state != "pending" or not pending.tests:
@@ -236,7 +252,7 @@ def named_tests(paths: Iterable[str], known: dict[str, SelectedTest], files: set
 
 
 def named_refusal(problems: list[str]) -> Refusal:
-    return Refusal("nothing was dispatched: " + "; ".join(problems) + ".")
+    return Refusal("nothing was dispatched: " + "; ".join(capped(problems)) + ".")
 
 
 # how to dispatch ------------------------------------------------------------------------------------
@@ -297,7 +313,7 @@ def unsendable(tests: Sequence[SelectedTest]) -> Refusal | None:
         t.suite for t in tests if not _passable(t.suite)})
     if unsafe:
         return Refusal(
-            f"{', '.join(code(u) for u in unsafe)}: the workflow's `tests` and `suite` inputs are "
+            f"{', '.join(capped([code(u) for u in unsafe]))}: the workflow's `tests` and `suite` inputs are "
             "space-separated words, so a test path or suite name with white space (or one that "
             "starts with `-`, which the runner would read as an option) would reach it as "
             "something else. Rename it; nothing was dispatched."

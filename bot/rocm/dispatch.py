@@ -10,8 +10,8 @@ from bot.github import keys
 from bot.github.effects import Effects
 from bot.github.port import Workflows
 from bot.rocm import decide
-from bot.rocm.payloads import CANCELLED_CHECK, Result, queued_check
-from bot.store.dispatch import UNACCEPTED, WITHDRAWN, Dispatch, DispatchStore, SelectedTest
+from bot.rocm.payloads import CANCELLED_CHECK, Result, queued_check, run_check_update
+from bot.store.dispatch import UNACCEPTED, UNKNOWN, WITHDRAWN, Dispatch, DispatchStore, SelectedTest
 from config.repo import RepoConfig
 
 log = logging.getLogger(__name__)
@@ -29,6 +29,20 @@ def ensure_check(effects: Effects, runs: DispatchStore, dispatch_id: str, *, def
                                   defer_to_live=defer_to_live)
     if check_id is not None:
         runs.update(dispatch_id, check_run_id=check_id)
+
+
+def _target(record: Dispatch) -> str:
+    return f"{record.repository}#{record.pr_number}@{record.head_sha} {record.suite}"
+
+
+def settle_run(effects: Effects, record: Dispatch, run_id: int) -> None:
+    """A run named after a dispatch the ledger has not settled (in doubt, or `unknown`): GitHub
+    made it, so the dispatch is done, with that run."""
+    if effects.settle(keys.dispatch(record.dispatch_id), {"run_id": run_id, "found": "workflow_run"},
+                      unsure_only=True):
+        log.info("dispatch settled by its run's news", extra={
+            "repository": record.repository, "dispatch_id": record.dispatch_id, "run_id": run_id,
+            "was": record.status})
 
 
 class Dispatcher:
@@ -114,11 +128,13 @@ class Dispatcher:
             return None if run_id is None else {"run_id": run_id}
 
         done = self.effects.dispatch(
-            dispatch_id, f"{record.repository}#{record.pr_number}@{record.head_sha} {record.suite}",
-            record.repository, self.config.dispatch.workflow, ref, inputs, reconcile,
+            dispatch_id, _target(record), record.repository, self.config.dispatch.workflow, ref, inputs,
+            reconcile,
         )
         if isinstance(done, dict) and done.get("dry_run"):
             self.runs.update(dispatch_id, status="dry_run")
+        elif isinstance(done, dict) and done.get("unknown"):
+            self._unknown(record)
         else:
             self.runs.accept(dispatch_id, (done or {}).get("run_id"))
             ensure_check(self.effects, self.runs, dispatch_id)
@@ -126,20 +142,34 @@ class Dispatcher:
         assert found is not None
         return found
 
+    def _unknown(self, record: Dispatch) -> None:
+        if self.runs.doubt(record.dispatch_id):
+            log.warning("dispatch never answered and its run not found: outcome unknown", extra={
+                "repository": record.repository, "pr": record.pr_number, "dispatch_id": record.dispatch_id,
+                "suite": record.suite})
+
     def complete(self, record: Dispatch, head_open: Callable[[], bool]) -> str:
         """Complete a dispatch GitHub has not accepted (`dispatching`) that an attempt left:
         `found` its run, `dispatched` it again while its head is the open PR's (``head_open``),
-        or `withdrawn` it."""
+        or `withdrawn` it; `unknown` when GitHub never answered it and its run did not show.
+        While its run may still show, RetryLaterError: nothing is sent or given up yet."""
         run_id = self.find_run(record)
         if run_id is not None:
             self.runs.accept(record.dispatch_id, run_id)
             self.effects.settle(keys.dispatch(record.dispatch_id), {"run_id": run_id})
             return "found"
         if head_open():
-            self.send(record, self.ref(record.repository))
-            return "dispatched"
+            sent = self.send(record, self.ref(record.repository))
+            return UNKNOWN if sent.status == UNKNOWN else "dispatched"
+        done = self.effects.give_up(keys.dispatch(record.dispatch_id), "dispatch", _target(record),
+                                    {"withdrawn": True})
+        if isinstance(done, dict) and done.get("unknown"):
+            self._unknown(record)
+            return UNKNOWN
+        if isinstance(done, dict) and not done.get("withdrawn"):  # its run's news came meanwhile
+            self.runs.accept(record.dispatch_id, done.get("run_id"))
+            return "found"
         self.runs.update(record.dispatch_id, status=WITHDRAWN)
-        self.effects.settle(keys.dispatch(record.dispatch_id), {"withdrawn": True})
         return "withdrawn"
 
     def cancel(self, repo: str, pr: int, *, except_head: str | None = None) -> list[Dispatch]:
@@ -147,7 +177,7 @@ class Dispatcher:
         outcome is unknown is looked for first: GitHub may have made its run."""
         cancelled = []
         for d in self.runs.for_pr(repo, pr):
-            if d.head_sha == except_head or not (d.active or d.status in UNACCEPTED):
+            if d.head_sha == except_head or not (d.active or d.status in (*UNACCEPTED, UNKNOWN)):
                 continue
             run_id = d.run_id
             if run_id is None and d.status != "dry_run":
@@ -155,10 +185,13 @@ class Dispatcher:
                 if run_id is None and d.status in UNACCEPTED:
                     self.runs.update(d.dispatch_id, status=WITHDRAWN)
                     continue
+                if run_id is None:  # unknown: left for its run's news, which may still come
+                    continue
                 self.runs.update(d.dispatch_id, run_id=run_id)
                 ensure_check(self.effects, self.runs, d.dispatch_id)
-            if run_id is not None:
-                self.effects.cancel_run(d.dispatch_id, repo, run_id)
+            if run_id is not None and not self.effects.cancel_run(d.dispatch_id, repo, run_id):
+                self._ended_first(d, run_id)
+                continue
             self.runs.update(d.dispatch_id, status="completed", conclusion="cancelled")
             check_run_id = (self.runs.get(d.dispatch_id) or d).check_run_id
             if check_run_id is not None:
@@ -166,3 +199,20 @@ class Dispatcher:
                                           CANCELLED_CHECK)
             cancelled.append(d)
         return cancelled
+
+    def _ended_first(self, record: Dispatch, run_id: int) -> None:
+        """A run GitHub would not cancel, having completed: its check shows how it ended, read
+        from GitHub, under the ledger key its `completed` news uses (so that news, delivered
+        before or after, writes nothing more); not found in the listing: the news will tell."""
+        log.info("run completed before it could be cancelled",
+                 extra={"repository": record.repository, "dispatch_id": record.dispatch_id, "run_id": run_id})
+        run = next((r for r in self.gh.workflow_runs(record.repository, self.config.dispatch.workflow)
+                    if r.id == run_id), None)
+        if run is None or run.status != "completed":
+            return
+        self.runs.update(record.dispatch_id, status="completed", conclusion=run.conclusion)
+        current = self.runs.get(record.dispatch_id)
+        if current is not None and current.check_run_id is not None:
+            self.effects.update_check(keys.run_news(record.dispatch_id, "completed", run.conclusion),
+                                      record.repository, current.check_run_id,
+                                      run_check_update(current, self.runs.outcomes(record.dispatch_id)))

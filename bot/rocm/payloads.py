@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,35 @@ class Result:
     already: list[Dispatch] = field(default_factory=list)
 
 
+# A reply's body, marker included, stays under this; GitHub refuses a comment over 65,536
+# characters (422), and a reply that cannot be written would fail its delivery over and over.
+REPLY_LIMIT = 60_000
+LIST_LIMIT = 20  # the items of a list a reply names, before "…and N more"
+# Bidirectional overrides, isolates and marks (they can make quoted text read as something else),
+# and control characters but new line and tab.
+_UNSAFE = re.compile(r"[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CUT = "\n\n…(cut: the whole reply would be too long for a GitHub comment)"
+
+
+def capped(items: Sequence[str], limit: int = LIST_LIMIT) -> list[str]:
+    """The first ``limit`` items, then `…and N more` in place of the rest."""
+    if len(items) <= limit:
+        return list(items)
+    return [*items[:limit], f"…and {len(items) - limit} more"]
+
+
+def bounded(text: str, limit: int = REPLY_LIMIT) -> str:
+    """A reply's text as it may be posted: without bidirectional or control characters (what a
+    comment quoted back could carry), and cut to ``limit`` characters, at a line end when one
+    is near."""
+    text = _UNSAFE.sub("", text)
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - len(_CUT)]
+    end = cut.rfind("\n")
+    return (cut[:end] if end > len(cut) // 2 else cut) + _CUT
+
+
 def minutes(value: float) -> str:
     return f"{value:.0f} GPU-minutes"
 
@@ -61,13 +91,14 @@ def who_may(config: DispatchConfig, *, approve: bool) -> str:
 
 
 def moved(seen: str, head: str) -> str:
-    """The reply to an approval of a head that is no longer the PR's (``seen`` empty: written
-    before rocmbot knew any head of the PR)."""
+    """The reply to an approval that does not cover the PR's current head: the head it covers
+    (``seen``; empty when rocmbot had seen no head of the PR before the approval's second) and
+    the current one, which needs an approval of its own."""
     given = f"is for `{seen[:12]}`, the PR's head when it was given" if seen else (
         "was given before rocmbot saw the PR's head")
     return (
-        f"this approval {given}; the head is now `{head[:12]}`, which needs its own approval "
-        "(nothing was dispatched)."
+        f"this approval {given}; the head is now `{head[:12]}`, which needs its own approval: "
+        "approve it with a new `/approve-amd` (nothing was dispatched)."
     )
 
 
@@ -263,7 +294,8 @@ def help_reply(config: DispatchConfig, selection: Selection | None) -> str:
         lines.append(
             f"\nThis head's selection: {len(selection.tests)} tests, about {minutes(selection.gpu_minutes)}:"
         )
-        lines.extend(f"- {code(t.path)} on {code(t.suite)}" for t in selection.tests)
+        lines.extend(f"- {item}" for item in capped([f"{code(t.path)} on {code(t.suite)}"
+                                                     for t in selection.tests]))
     return "\n".join(lines)
 
 
@@ -304,9 +336,11 @@ def review_reply_marker(review_id: int) -> str:
 
 
 def marked(text: str, marker: str) -> str:
-    return f"{text}\n\n{marker}"
+    """A reply with its hidden marker: under ``REPLY_LIMIT`` whatever the text."""
+    return f"{bounded(text, REPLY_LIMIT - len(marker) - 2)}\n\n{marker}"
 
 
 def counted(text: str, commands: int, marker: str) -> str:
     """An answer that several commands on the same head received."""
-    return marked(f"{text}\n\n_The same answer to {commands} commands on this head._", marker)
+    note = f"\n\n_The same answer to {commands} commands on this head._"
+    return marked(bounded(text, REPLY_LIMIT - len(marker) - 2 - len(note)) + note, marker)

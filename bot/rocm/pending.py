@@ -6,7 +6,10 @@ retry came) is an effect that may be missing. A worker sweeps for them on a time
 
 - a dispatch GitHub has not accepted (``dispatching``): its run is looked for by the dispatch id
   in the run's name; found, the dispatch is in flight; not found, it is sent again while its head
-  is still the open PR's head, and withdrawn otherwise;
+  is still the open PR's head, and withdrawn otherwise. Not while its run may still show: an
+  attempt GitHub did not answer, or answered 5xx, is looked for over the lookup window first
+  (``waiting``), and one GitHub never answered is recorded ``unknown`` after it, not sent again
+  (``unknown`` dispatches are not swept: their run's `workflow_run` delivery settles them);
 - an accepted dispatch without its `rocmbot / rocm` check: the check is made;
 - any other pending write of a delivery that was given up (dead-lettered): the delivery is
   queued again, once (its handlers look for what the attempt made before writing anything).
@@ -21,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.core.deadline import RetryLaterError
 from bot.core.events import Event
 from bot.core.gone import OutOfReach
 from bot.github import keys
@@ -43,12 +47,15 @@ class Swept:
     dispatched: list[str] = field(default_factory=list)  # sent again
     found: list[str] = field(default_factory=list)  # their run was there
     withdrawn: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)  # never answered, and their run not found
+    waiting: list[str] = field(default_factory=list)  # their run may still show: looked for later
     checks: list[str] = field(default_factory=list)  # checks made for runs that had none
     retried: list[str] = field(default_factory=list)  # deliveries queued again
     errors: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return any((self.dispatched, self.found, self.withdrawn, self.checks, self.retried, self.errors))
+        return any((self.dispatched, self.found, self.withdrawn, self.unknown, self.waiting, self.checks,
+                    self.retried, self.errors))
 
 
 def _context(store: Store, contexts: Contexts, record: Dispatch) -> HandlerContext | None:
@@ -65,8 +72,8 @@ def _context(store: Store, contexts: Contexts, record: Dispatch) -> HandlerConte
 def _complete(ctx: HandlerContext, record: Dispatch, swept: Swept) -> None:
     what, checked = RocmRuns(ctx, record.repository, record.pr_number).complete(record)
     if what is not None:
-        {"found": swept.found, "dispatched": swept.dispatched, "withdrawn": swept.withdrawn}[what].append(
-            record.dispatch_id)
+        {"found": swept.found, "dispatched": swept.dispatched, "withdrawn": swept.withdrawn,
+         "unknown": swept.unknown}[what].append(record.dispatch_id)
     if checked:
         swept.checks.append(record.dispatch_id)
 
@@ -82,6 +89,8 @@ def sweep(store: Store, contexts: Contexts, older_than: float, *, now: float | N
             continue
         try:
             _complete(ctx, record, swept)
+        except RetryLaterError:  # its run may still show, or GitHub asked to wait: a later pass
+            swept.waiting.append(record.dispatch_id)
         except Exception as exc:  # GitHub failed: the next pass
             swept.errors.append(f"{record.dispatch_id}: {type(exc).__name__}: {exc}")
     for entry, delivery_id in store.pending_effects(cutoff):
@@ -97,7 +106,8 @@ def sweep(store: Store, contexts: Contexts, older_than: float, *, now: float | N
     if swept:
         log.info("completed effects left pending", extra={
             "dispatched": swept.dispatched, "found": swept.found, "withdrawn": swept.withdrawn,
-            "checks": swept.checks, "retried": swept.retried, "errors": swept.errors})
+            "unknown": swept.unknown, "waiting": swept.waiting, "checks": swept.checks,
+            "retried": swept.retried, "errors": swept.errors})
     return swept
 
 

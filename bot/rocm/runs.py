@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.analysis.engine import audit
+from bot.core.deadline import RetryLaterError
 from bot.formats.markdown import Run
 from bot.github import keys
 from bot.github.context import HandlerContext
@@ -60,6 +61,20 @@ class RocmRuns:
 
     def selection(self) -> Selection | None:
         return self._store.selection(self.repo, self.number, self.pr.head_sha)
+
+    def analysed_selection(self) -> Selection | None:
+        """The current head's selection, once its analysis has run. While a delivery of that
+        head waits to be analysed (GitHub's answer failed and it is retried later, say), a
+        command or an approval of it is answered after it: RetryLaterError until then. None:
+        the head was not analysed and nothing is on its way."""
+        selection = self.selection()
+        if selection is not None:
+            return selection
+        due = self._ctx.store.analysis_due(self.repo, self.number, self.pr.head_sha)
+        if due is None:
+            return None
+        raise RetryLaterError(max(1.0, due - time.time() + 1.0),
+                              f"the analysis of head {self.pr.head_sha[:12]} is still queued")
 
     def head_at(self, when: float) -> str:
         """The PR's head when a comment was written at ``when``, as the bot saw the heads
@@ -125,6 +140,9 @@ class RocmRuns:
         """A maintainer releases the pending selection of the current head; ``head`` is the
         head the maintainer saw (the review's commit, the check's head, the head current when
         the comment was written): an approval of another head releases nothing."""
+        refused = decide.may_approve(who, self.config.dispatch)
+        if refused is not None:  # before the PR is read
+            raise refused
         pending = self.selection()
         current = self.pr.head_sha
         decision = decide.approval(who, head, current, pending, self.config.dispatch)
@@ -217,7 +235,7 @@ class RocmRuns:
         if record.status == "dispatching":
             what = self._dispatcher.complete(
                 record, lambda: self.pr.state == "open" and self.pr.head_sha == record.head_sha)
-            if what == "withdrawn":
+            if what in ("withdrawn", "unknown"):
                 return what, False
         before = self._store.get(record.dispatch_id)
         ensure_check(self._effects, self._store, record.dispatch_id)

@@ -10,7 +10,7 @@ from bot.github import keys
 from bot.github.effects import Effects
 from bot.github.port import WorkflowJob, Workflows
 from bot.rocm import decide, payloads
-from bot.rocm.dispatch import ensure_check
+from bot.rocm.dispatch import ensure_check, settle_run
 from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome
 
 IN_FLIGHT_SECONDS = 60.0  # a write begun this recently by another attempt may still be under way
@@ -96,6 +96,8 @@ class Tracker:
         conclusion = run.get("conclusion") if status == "completed" else None
         self.store.update(dispatch_id, run_id=run.get("id"), run_url=run.get("html_url"), status=status,
                           conclusion=conclusion)
+        if isinstance(run.get("id"), int):
+            settle_run(self.effects, found, int(run["id"]))
         # a run whose dispatch died unseen; one whose dispatch is still making its check (the run's
         # first delivery often arrives meanwhile) is left to it: a second check would be a duplicate
         ensure_check(self.effects, self.store, dispatch_id, defer_to_live=IN_FLIGHT_SECONDS)

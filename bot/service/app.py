@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -16,7 +18,6 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.background import BackgroundTask
-from starlette.requests import ClientDisconnect
 
 from bot.core.events import Event
 from bot.service.metrics import Metrics
@@ -87,37 +88,134 @@ WEBHOOK_REQUEST: dict[str, Any] = {
 
 SMALL_BODY_BYTES = 1024 * 1024
 BUSY = "too many deliveries are being read at once; redeliver later"
+BUSY_CLIENT = "too many deliveries from one address are being read at once; redeliver later"
+
+
+def client_key(host: str) -> str:
+    """The client a connection's address counts as: an IPv4 address, or an IPv6 /64 network
+    (one host commonly has a whole /64; an IPv4-mapped address is its IPv4 address)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:  # not an address (a Unix socket's peer, a test client's name)
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+@dataclass
+class _Client:
+    bodies: int = 0
+    held: int = 0
 
 
 class BodyBudget:
     """The bytes of request bodies held at once before their signature is checked.
 
-    Anybody can send a body: it is read only when its size (declared, or as it arrives) fits
-    the budget, and answered 503 beyond it, so unauthenticated requests cannot make the
-    service hold memory without bound. A fifth of the budget is kept for bodies of at most a
-    MiB (nearly all of GitHub's deliveries), so a flood of large bodies does not turn those
-    away. Used on the event loop only.
+    Anybody can send a body: it is read only while what it holds fits the budget, and answered
+    503 beyond it, so unauthenticated requests cannot make the service hold memory without bound.
+
+    - A large body (declared over a MiB) is charged its declared size before a byte of it is
+      read, and a body of no declared size (chunked) as it arrives; large bodies together hold
+      at most four fifths of the budget, so a flood of them does not turn small ones (nearly
+      all of GitHub's deliveries) away.
+    - A small body (declared, at most a MiB) is charged what has come of it, as it comes, so a
+      body that trickles in holds what it sent and no more. Small bodies together hold at most
+      the budget less one largest body, so one large delivery always fits.
+    - One client (an IPv4 address, or an IPv6 /64: one host has all of it) holds at most a
+      quarter of the budget (and at least one largest body), in at most ``per_client`` bodies.
+
+    Used on the event loop only.
     """
 
-    def __init__(self, total: int, largest: int) -> None:
+    def __init__(self, total: int, largest: int, per_client: int) -> None:
         self.total = max(total, largest)
         self.large_total = max(self.total - self.total // 5, largest)
+        self.small_total = max(self.total - largest, self.total // 5)
+        self.client_total = max(self.total // 4, largest)
+        self.per_client = per_client
         self.used = 0
+        self.small_used = 0
         self.peak = 0
+        self.clients: dict[str, _Client] = {}
 
-    def take(self, size: int, *, small: bool) -> bool:
-        if self.used + size > (self.total if small else self.large_total):
-            return False
-        self.used += size
-        self.peak = max(self.peak, self.used)
-        return True
+    def open(self, address: str, *, small: bool) -> Share | None:
+        """A share for one body from ``address``, holding nothing yet; None when that address
+        has ``per_client`` bodies being read already."""
+        client = self.clients.setdefault(address, _Client())
+        if client.bodies >= self.per_client:
+            return None
+        client.bodies += 1
+        return Share(self, address, client, small)
 
-    def give(self, size: int) -> None:
-        self.used -= size
+
+class Share:
+    """What one body holds of a `BodyBudget`."""
+
+    def __init__(self, budget: BodyBudget, address: str, client: _Client, small: bool) -> None:
+        self.budget = budget
+        self.address = address
+        self.client = client
+        self.small = small
+        self.held = 0
+
+    def take(self, size: int) -> str | None:
+        """Hold ``size`` more bytes; None when they fit, else the reason they do not."""
+        budget = self.budget
+        if size <= 0:
+            return None
+        if budget.used + size > (budget.total if self.small else budget.large_total):
+            return BUSY
+        if self.small and budget.small_used + size > budget.small_total:
+            return BUSY
+        if self.client.held + size > budget.client_total:
+            return BUSY_CLIENT
+        budget.used += size
+        if self.small:
+            budget.small_used += size
+        self.client.held += size
+        self.held += size
+        budget.peak = max(budget.peak, budget.used)
+        return None
+
+    def close(self) -> None:
+        """Give everything back."""
+        budget = self.budget
+        budget.used -= self.held
+        if self.small:
+            budget.small_used -= self.held
+        self.client.held -= self.held
+        self.client.bodies -= 1
+        if not self.client.bodies:
+            del budget.clients[self.address]
+        self.held = 0
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How fast a body must come: each piece within ``chunk`` seconds of the one before, and
+    after the first ``floor`` seconds at ``rate`` bytes a second on average, so a body of N
+    bytes is due ``floor + N / rate`` seconds after its headers."""
+
+    chunk: float
+    floor: float
+    rate: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> Pace:
+        return cls(settings.body_chunk_seconds, settings.body_read_seconds,
+                   settings.body_min_bytes_per_second)
+
+
+def _refuse(reason: str | None) -> None:
+    if reason is not None:
+        raise WebhookError(503, reason)
 
 
 @asynccontextmanager
-async def _body(request: Request, limit: int, budget: BodyBudget, seconds: float) -> AsyncIterator[bytearray]:
+async def _body(request: Request, limit: int, budget: BodyBudget, pace: Pace) -> AsyncIterator[bytearray]:
     """The request's body, held within ``budget`` until the block ends."""
     declared: int | None = None
     if "content-length" in request.headers:
@@ -129,35 +227,54 @@ async def _body(request: Request, limit: int, budget: BodyBudget, seconds: float
             raise WebhookError(400, "Content-Length is negative")
         if declared > limit:
             raise WebhookError(413, f"body is over the {limit}-byte limit")
-    held = 0
+    # The peer's address (or, from a proxy uvicorn trusts, the one it forwards).
+    address = client_key(request.client.host) if request.client is not None else ""
+    share = budget.open(address, small=declared is not None and declared <= SMALL_BODY_BYTES)
+    if share is None:
+        raise WebhookError(503, BUSY_CLIENT)
     try:
-        if declared is not None:  # one buffer of the declared size, taken before any byte is read
-            if not budget.take(declared, small=declared <= SMALL_BODY_BYTES):
-                raise WebhookError(503, BUSY)
-            held = declared
-        body = bytearray(declared or 0)
-        size = 0
-        try:
-            async with asyncio.timeout(seconds):
-                async for chunk in request.stream():
-                    end = size + len(chunk)
-                    if end > limit:
-                        raise WebhookError(413, f"body is over the {limit}-byte limit")
-                    if declared is None:
-                        if not budget.take(len(chunk), small=False):
-                            raise WebhookError(503, BUSY)
-                        held += len(chunk)
-                        body += chunk
-                    else:
-                        body[size:end] = chunk
-                    size = end
-        except ClientDisconnect as exc:  # nobody hears the answer, but it is not a server error
-            raise WebhookError(400, "the client went away before the body ended") from exc
-        except TimeoutError as exc:
-            raise WebhookError(408, f"the body did not arrive within {seconds:g} s") from exc
-        yield body
+        yield await _read(request, declared, limit, share, pace)
     finally:
-        budget.give(held)
+        share.close()
+
+
+async def _read(request: Request, declared: int | None, limit: int, share: Share, pace: Pace) -> bytearray:
+    """Read the body, holding it in ``share``, at ``pace``."""
+    if declared is not None and not share.small:  # one buffer of the declared size, taken first
+        _refuse(share.take(declared))
+        body = bytearray(declared)
+    else:
+        body = bytearray()
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    size = 0
+    while True:
+        # The next byte is due when the minimum rate asks for it, and within `chunk` seconds.
+        left = start + pace.floor + (size + 1) / pace.rate - loop.time()
+        wait = min(pace.chunk, left)
+        try:
+            if wait <= 0:
+                raise TimeoutError
+            async with asyncio.timeout(wait):
+                message = await request.receive()
+        except TimeoutError as exc:
+            how = (f"nothing came for {pace.chunk:g} s" if wait == pace.chunk else
+                   f"under {pace.rate} bytes a second after the first {pace.floor:g} s")
+            raise WebhookError(408, "the body did not arrive in time: " + how) from exc
+        if message["type"] == "http.disconnect":  # nobody hears the answer; not a server error
+            raise WebhookError(400, "the client went away before the body ended")
+        chunk: bytes = message.get("body", b"")
+        end = size + len(chunk)
+        if end > limit:
+            raise WebhookError(413, f"body is over the {limit}-byte limit")
+        if declared is None or share.small:
+            _refuse(share.take(len(chunk)))
+            body += chunk
+        else:
+            body[size:end] = chunk
+        size = end
+        if not message.get("more_body", False):
+            return body
 
 
 async def _log_info(message: str, fields: dict[str, Any]) -> None:
@@ -205,7 +322,9 @@ def create_app(
     secrets = settings.secrets
     verify = bool(secrets)
     state: dict[str, Any] = {}
-    budget = BodyBudget(settings.body_buffer_bytes, settings.max_body_bytes)
+    budget = BodyBudget(settings.body_buffer_bytes, settings.max_body_bytes,
+                        settings.body_reads_per_client)
+    pace = Pace.of(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -265,11 +384,11 @@ def create_app(
         202: {"description": "stored", "model": Accepted},
         400: {"description": "malformed body or missing headers", "model": ErrorBody},
         401: {"description": "missing or wrong signature", "model": ErrorBody},
-        408: {"description": "the body did not arrive in time", "model": ErrorBody},
+        408: {"description": "the body did not arrive in time (too slow, or stopped)", "model": ErrorBody},
         413: {"description": "body over the size limit", "model": ErrorBody},
         415: {"description": "unsupported content type", "model": ErrorBody},
-        503: {"description": "the store is unavailable, or too many bodies are being read at once; "
-                            "GitHub may redeliver", "model": ErrorBody},
+        503: {"description": "the store is unavailable, or too many bodies are being read at once "
+                            "(or from one address); GitHub may redeliver", "model": ErrorBody},
     })
     async def webhook(request: Request) -> Response:
         """Verify, store, then answer: GitHub waits ten seconds at most."""
@@ -278,7 +397,7 @@ def create_app(
         # grow the metrics without bound), and a log field is cut short.
         event_name = request.headers.get("x-github-event", "?")[:100]
         try:
-            async with _body(request, settings.max_body_bytes, budget, settings.body_read_seconds) as body:
+            async with _body(request, settings.max_body_bytes, budget, pace) as body:
                 delivery = parse_delivery(request.headers, body, secrets, verify=verify)
         except WebhookError as exc:
             metrics.deliveries.labels(metric_event(event_name), f"rejected_{exc.status}").inc()

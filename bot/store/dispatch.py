@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +23,10 @@ UNACCEPTED = ("dispatching", "dry_run")
 # Given up: the head moved or the PR closed before GitHub accepted it, and no run was found.
 WITHDRAWN = "withdrawn"
 NOT_SPENT = (*UNACCEPTED, WITHDRAWN)
+# Sent, never answered, and its run not found while GitHub could still have shown it: never sent
+# again under its id; its run's `workflow_run` delivery settles it. It counts against the budgets
+# (it may be running), not as in flight.
+UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True)
@@ -227,8 +232,10 @@ class DispatchStore:
     # approvals -------------------------------------------------------------
 
     def head_at(self, repo: str, pr: int, when: float) -> str | None:
-        """The PR's head as the bot knew it at ``when`` (a GitHub timestamp, whole seconds): the
-        head whose first delivery came last, no later than that second. None: no head yet."""
+        """The head an approval written at ``when`` (a GitHub timestamp, whole seconds) covers:
+        of the heads whose first delivery came before that second began, the one that came
+        last. A head first seen within the comment's second may have come after the comment:
+        it is not covered. None: no head was seen before."""
         seen = func.min(deliveries.c.received_at)
         query = (
             select(deliveries.c.head_sha, seen)
@@ -237,7 +244,8 @@ class DispatchStore:
         )
         with self.engine.connect() as conn:
             heads = [(float(first), str(head)) for head, first in conn.execute(query).all()]
-        known = [(first, head) for first, head in heads if int(first) <= when]
+        start = math.floor(when)
+        known = [(first, head) for first, head in heads if first < start]
         return max(known)[1] if known else None
 
     def approve(self, repo: str, pr: int, head: str, digest: str, approver: str, via: str) -> bool:
@@ -320,6 +328,16 @@ class DispatchStore:
                     .values(run_id=run_id, updated_at=now)
                 )
 
+    def doubt(self, dispatch_id: str) -> bool:
+        """A dispatch not yet accepted whose outcome is unknown (see UNKNOWN); False when its
+        run's news came first."""
+        with self.engine.begin() as conn:
+            return bool(conn.execute(
+                update(dispatches)
+                .where(dispatches.c.dispatch_id == dispatch_id, dispatches.c.status == "dispatching")
+                .values(status=UNKNOWN, updated_at=time.time())
+            ).rowcount)
+
     def update(self, dispatch_id: str, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(
@@ -351,7 +369,7 @@ class DispatchStore:
         """Dispatches untouched since ``before`` that lack something: GitHub's acceptance (in
         doubt), or, accepted, their `rocmbot / rocm` check."""
         doubt = dispatches.c.status == "dispatching"
-        no_check = (dispatches.c.status.not_in(NOT_SPENT) & dispatches.c.check_run_id.is_(None))
+        no_check = (dispatches.c.status.not_in((*NOT_SPENT, UNKNOWN)) & dispatches.c.check_run_id.is_(None))
         query = (select(dispatches).where(dispatches.c.updated_at < before, doubt | no_check)
                  .order_by(dispatches.c.id).limit(200))
         with self.engine.connect() as conn:

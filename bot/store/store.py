@@ -6,7 +6,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -112,6 +112,8 @@ class DeliveryRecord:
 
 
 ATTEMPT_ENDED = "attempt_ended"  # in a pending entry's result: its attempt's write is over
+ATTEMPT_ANSWER = "answer"  # with it, the HTTP status GitHub answered (None: it was not sent)
+ATTEMPT_SENT = "sent_at"  # and when that attempt was sent
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,8 @@ class Effect:
     target: str
     # pending | done | dry_run (recorded, not sent) | superseded (recorded in dry-run for a head
     # that moved on: not sent, nor made unless a later delivery makes it) | retried (its
-    # delivery queued again)
+    # delivery queued again) | unknown (sent, never answered, and not found on GitHub in the
+    # time it could have shown)
     status: str
     result: Any
     created: bool  # this call wrote the entry
@@ -464,6 +467,21 @@ class Store:
             conn.execute(update(pr_leases).where(pr_leases.c.owner.in_(owners)).values(expires_at=0.0))
         return count
 
+    def analysis_due(self, repo: str, pr: int, head: str) -> float | None:
+        """When the analysis of this PR head is next tried: the earliest next attempt of its
+        stored, unprocessed `pull_request` deliveries (now, for one a worker holds); None when
+        no such delivery is waiting."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(deliveries.c.status, deliveries.c.next_attempt_at).where(
+                    deliveries.c.pr_key == f"{repo}#{pr}", deliveries.c.head_sha == head,
+                    deliveries.c.event == "pull_request", deliveries.c.status.in_(("queued", "processing")))
+                .limit(20)
+            ).all()
+        now = time.time()
+        times = [now if status == "processing" else float(at or now) for status, at in rows]
+        return min(times) if times else None
+
     def newer_head(self, record: DeliveryRecord) -> str | None:
         """The head that replaced this delivery's head, when a newer stored delivery proves it.
 
@@ -563,17 +581,25 @@ class Store:
         return Effect(key, m["kind"], m["target"], m["status"], result, created,
                       max(0.0, now - float(m["updated_at"] or now)))
 
-    def finish_effect(self, key: str, result: Any, status: str = "done") -> None:
-        """``status``: ``done``, or ``dry_run`` for a write recorded and not sent."""
+    def finish_effect(self, key: str, result: Any, status: str = "done", *,
+                      was: Sequence[str] | None = None) -> bool:
+        """``status``: ``done``, ``dry_run`` for a write recorded and not sent, or ``unknown``;
+        with ``was``, only an entry in one of those statuses is changed. False: none was."""
+        query = update(effects).where(effects.c.key == key)
+        if was is not None:
+            query = query.where(effects.c.status.in_(list(was)))
         with self.engine.begin() as conn:
-            conn.execute(update(effects).where(effects.c.key == key).values(
-                status=status, result=json.dumps(result, default=str), updated_at=time.time()))
+            return bool(conn.execute(query.values(
+                status=status, result=json.dumps(result, default=str), updated_at=time.time())).rowcount)
 
-    def effect_attempt(self, key: str, *, ended: bool) -> None:
+    def effect_attempt(self, key: str, *, ended: bool, answer: int | None = None,
+                       sent_at: float | None = None) -> None:
         """Note on a pending entry whether a write of it may be in flight: not ended as an
         attempt sends it (the entry's age counts from then), ended once the attempt saw it end
-        (GitHub answered an error: the write was not made, or made unseen)."""
-        result = json.dumps({ATTEMPT_ENDED: True}) if ended else None
+        (GitHub answered an error: the write was not made, or made unseen), with the status
+        GitHub answered (``answer``) and when the attempt was sent."""
+        ended_with = {ATTEMPT_ENDED: True, ATTEMPT_ANSWER: answer, ATTEMPT_SENT: sent_at}
+        result = json.dumps(ended_with) if ended else None
         with self.engine.begin() as conn:
             conn.execute(update(effects).where(effects.c.key == key, effects.c.status == "pending").values(
                 result=result, updated_at=time.time()))

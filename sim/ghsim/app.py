@@ -31,6 +31,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 _APP_ENDPOINT = re.compile(r"^/app(/|$)|^/repos/[^/]+/[^/]+/installation$")
 _UNCOUNTED = ("/rate_limit",)
+_AFTER = ("status_after", "answer_late", "drop_after")  # faults that let the request be carried out
 
 
 class SimulatorApp(FastAPI):
@@ -164,7 +165,7 @@ async def _edge(app: SimulatorApp, scope: Scope, receive: Receive, send: Send) -
         return
     call.installation_id = caller.installation_id
     after: Fault | None = None
-    if fault is not None and fault.kind == "status_after":  # carried out first, then answered 5xx
+    if fault is not None and fault.kind in _AFTER:  # carried out first, then answered otherwise
         after, fault = fault, None
     if fault is not None:
         call.fault = fault.kind
@@ -200,8 +201,10 @@ async def _edge(app: SimulatorApp, scope: Scope, receive: Receive, send: Send) -
             return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
+    held: list[Message] = []
+
     async def send_with_headers(message: Message) -> None:
-        if after is not None:  # the client gets the fault's answer instead
+        if after is not None and after.kind != "answer_late":  # the client gets the fault's answer instead
             if message["type"] == "http.response.start":
                 captured["status"] = message["status"]
             return
@@ -213,10 +216,22 @@ async def _edge(app: SimulatorApp, scope: Scope, receive: Receive, send: Send) -
             ]
         elif message["type"] == "http.response.body" and app.validate_responses:
             captured["body"] += message.get("body", b"")
+        if after is not None:  # answer_late: held until the work is done and the delay is over
+            held.append(message)
+            return
         await send(message)
 
     await FastAPI.__call__(app, scope, replay, send_with_headers)
-    if after is not None:
+    if after is not None and after.kind == "answer_late":
+        call.fault = after.kind
+        await asyncio.sleep(after.delay)
+        for message in held:  # to a client that may have given up: then nobody reads it
+            await send(message)
+    elif after is not None and after.kind == "drop_after":
+        call.fault = after.kind  # the status stays 0: the client got none
+        await _drop(send)
+        return
+    elif after is not None:
         call.fault, call.status = after.kind, after.status  # already counted against the rate limit
         await _send_json(send, after.status, {"message": _MESSAGES.get(after.status, "Server Error")},
                          rate_headers)

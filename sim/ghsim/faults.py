@@ -1,4 +1,5 @@
-"""Rate-limit accounting and an injectable fault plan: 5xx, secondary limits, 429, exhaustion, slow, drops."""
+"""Rate-limit accounting and an injectable fault plan: 5xx, secondary limits, 429, exhaustion, slow
+and late answers, drops."""
 
 from __future__ import annotations
 
@@ -81,7 +82,8 @@ class RateLimiter:
 class Fault:
     """One rule of the plan; ``times`` None means every matching request (subject to ``fraction``)."""
 
-    kind: str  # status, status_after, secondary, too_many, primary, slow, drop, before
+    # status, status_after, answer_late, drop_after, secondary, too_many, primary, slow, drop, before
+    kind: str
     method: str | None = None
     path: str | re.Pattern[str] | None = None
     times: int | None = 1
@@ -169,6 +171,31 @@ class FaultPlan:
         """Carry the request out, then answer ``status`` instead of its result: a write that was made
         although the client saw a 5xx (GitHub does this under load)."""
         return self.add(Fault("status_after", method, path, times, fraction, status=status))
+
+    def answer_late(
+        self,
+        seconds: float,
+        *,
+        times: int | None = 1,
+        fraction: float | None = None,
+        method: str | None = None,
+        path: str | re.Pattern[str] | None = None,
+    ) -> Fault:
+        """Carry the request out at once, then hold its answer ``seconds``: a write GitHub made
+        while the client, its timeout shorter, gave up on the answer (``slow`` waits before the
+        work instead: a write that lands after the client gave up)."""
+        return self.add(Fault("answer_late", method, path, times, fraction, delay=seconds))
+
+    def drop_after(
+        self,
+        *,
+        times: int | None = 1,
+        fraction: float | None = None,
+        method: str | None = None,
+        path: str | re.Pattern[str] | None = None,
+    ) -> Fault:
+        """Carry the request out, then close the connection without an answer."""
+        return self.add(Fault("drop_after", method, path, times, fraction))
 
     def secondary_rate_limit(
         self,

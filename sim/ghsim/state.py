@@ -147,6 +147,14 @@ class WorkflowRun:
     run_attempt: int = 1
     created_at: datetime = field(default_factory=utcnow)
     updated_at: datetime = field(default_factory=utcnow)
+    listed_at: float = 0.0  # time.time() from which the run lists show it
+    found_at: float = 0.0  # and from which ``GET .../runs/{id}`` (its jobs, its cancel) finds it
+
+    def listed(self, now: float) -> bool:
+        return now >= self.listed_at
+
+    def found(self, now: float) -> bool:
+        return now >= self.found_at
 
 
 @dataclass
@@ -411,12 +419,18 @@ class SimulatorState:
         private_key_pem: str | None = None,
         graphql_blob_limit: int = 512 * 1024,
         token_ttl: timedelta = timedelta(hours=1),
+        run_listing_delay: float = 0.0,
+        run_lookup_delay: float = 0.0,
     ) -> None:
         self.lock = threading.RLock()
         self._ids = itertools.count(1)
         self.base_url = "http://testserver"
         self.graphql_blob_limit = graphql_blob_limit
         self.token_ttl = token_ttl
+        # GitHub's timing: a dispatched run is missing from the run lists for a while after its
+        # dispatch was answered, and may not be found by its id either (0: at once)
+        self.run_listing_delay = run_listing_delay
+        self.run_lookup_delay = run_lookup_delay
         self.accounts: dict[str, Account] = {}
         pem = private_key_pem or default_private_key()
         key = serialization.load_pem_private_key(pem.encode(), password=None)

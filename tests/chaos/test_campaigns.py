@@ -13,10 +13,13 @@ from pathlib import Path
 import pytest
 
 from bench.chaos import (
+    EP_SIZES,
     NO_FAULTS,
+    VALID_EP,
     Campaign,
     Table,
     Traffic,
+    case_file,
     load_campaign,
     missed_campaign,
     pg_restart_campaign,
@@ -27,16 +30,35 @@ from bench.chaos import (
     sqlite_service,
     world,
 )
+from bot.analysis.engine import audit
+from bot.analysis.tree import FolderTree
+from bot.cli.example import BASE_FILES
 from tests.pg import postgres_instance
 
 
 def assert_targets(table: Table) -> None:
     assert table.sent > 0 and table.stored == table.sent, table.notes["unprocessed"]
     assert table.lost == 0 and table.dead == 0, table.notes["unprocessed"]
-    assert table.duplicate_comments == 0, table.notes["orphan_replies"]
-    assert (table.duplicate_reviews, table.duplicate_dispatches, table.duplicate_check_runs) == (0, 0, 0)
-    assert table.missing == 0, table.notes["missing"]
+    assert table.duplicate_comments == 0, table.notes["replies_twice"]
+    assert (table.duplicate_reviews, table.duplicate_dispatches) == (0, 0)
+    assert table.duplicate_check_runs == 0, table.notes["checks_twice"]
+    assert table.missing == 0, (table.notes["missing"], table.notes["expected_missing"])
     assert table.sticky_matching == table.prs, table.notes["sticky_wrong"]
+
+
+@pytest.mark.parametrize("ep", EP_SIZES)
+def test_the_campaigns_idea_of_a_valid_head_is_the_analysis(tmp_path: Path, ep: int) -> None:
+    """What must run is derived from the scenario: a head whose test's expert grid does not fit
+    the runner is not run without `--force`. The campaign's table of valid sizes agrees with
+    the analysis of such a head."""
+    files = {**BASE_FILES, "tests/e2e/megatron/test_chaos_000.py": case_file(0, 0, ep)}
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    report = audit(FolderTree(tmp_path))
+    path = "tests/e2e/megatron/test_chaos_000.py"
+    errors = [f for f in report.findings if f.path == path and f.severity == "error"]
+    assert (not errors) == (ep in VALID_EP), [f.rule for f in errors]
 
 
 @pytest.mark.timeout(300)

@@ -3,6 +3,7 @@ acting through PyGithub with App credentials, webhooks signed and delivered over
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -12,9 +13,11 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr
+from sqlalchemy import func, select
 
 from bot.cli.example import BASE_FILES
 from bot.cli.wiring import service_app
+from bot.store.schema import deliveries
 from bot.store.store import Store
 from config.settings import Settings
 from ghsim import Simulator, serve_simulator
@@ -63,6 +66,23 @@ class World:
         raise AssertionError(f"deliveries not processed: {self.store.counts()} "
                              f"{[(d.delivery_id, d.status, d.last_error) for d in self.store.recent()]}")
 
+    def first_seen(self, head: str) -> float | None:
+        """When the service stored the first delivery that carried ``head``, if one did."""
+        with self.store.engine.connect() as conn:
+            found = conn.execute(select(func.min(deliveries.c.received_at))
+                                 .where(deliveries.c.head_sha == head)).scalar()
+        return None if found is None else float(found)
+
+    def read(self, pr: PullRequest, timeout: float = 10) -> None:
+        """Wait until a person could have read the PR's head: until the clock is past the
+        second the service first saw it in (GitHub's stamps are whole seconds)."""
+        seen = self.first_seen(pr.head_sha)
+        assert seen is not None, f"no delivery carried {pr.head_sha}"
+        deadline = time.monotonic() + timeout
+        while time.time() < math.floor(seen) + 1:
+            assert time.monotonic() < deadline, "the clock did not move"
+            time.sleep(0.01)
+
     def comments(self, pr: PullRequest) -> list[Any]:
         return self.sim.state.comments_on(self.repo, pr.number)
 
@@ -89,7 +109,9 @@ def make_world(tmp_path: Path, files: dict[str, str] | None = None, **overrides:
             "github_api_url": sim.url, "seconds_between_writes": 0, "secondary_rate_wait_seconds": 0.2,
             "github_backoff_seconds": 0.05, "github_retries": 8, "poll_seconds": 0.02,
             "backoff_base_seconds": 0.05, "backoff_max_seconds": 0.5, "lease_seconds": 30,
-            "max_attempts": 12, "worker_concurrency": 2, **overrides,
+            "max_attempts": 12, "worker_concurrency": 2,
+            # the simulator lists a run at once unless told otherwise: a short lookup window
+            "dispatch_lookup_seconds": 1.0, "dispatch_lookup_first_seconds": 0.25, **overrides,
         })
         with ExitStack() as services:
             url = services.enter_context(serving(service_app(settings, run_worker=True)))

@@ -10,6 +10,7 @@ code only once a maintainer approved that head, and an approval does not survive
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -125,3 +126,67 @@ def test_who_may_start_a_rocm_run(
     assert running
     if not trusted_author and not (approved and not pushed):
         assert world.sim.state.find_calls("GET", f"/repos/*/collaborators/{first}/permission")
+
+
+def _calls_for(world: World, pr: PullRequest, body: str, login: str) -> tuple[Any, list[Any]]:
+    """Comment ``body`` as ``login``; the comment and the GitHub requests its handling made."""
+    start = len(world.sim.state.calls)
+    comment = _comment(world, pr, body, login)
+    return comment, world.sim.state.calls[start:]
+
+
+def _opened_for(world: World, name: str) -> PullRequest:
+    pr = world.open_pr({MOE: GOOD, f"docs/{name}.md": f"{name}\n"}, branch=name)
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "opened"))
+    world.settle()
+    return pr
+
+
+def _delivery_of(world: World, comment: Any) -> Any:
+    """The stored delivery of a comment's `issue_comment`."""
+    (sent,) = [d for d in world.sim.state.deliveries
+               if d.event == "issue_comment" and json.loads(d.payload)["comment"]["id"] == comment.id]
+    record = world.store.get(sent.guid)
+    assert record is not None
+    return record
+
+
+def test_an_outsiders_run_amd_all_is_refused_before_the_head_is_read(world: World) -> None:
+    """The commenter's permission is asked first: an outsider's `/run-amd all` lists no file of
+    the head and audits nothing (7 requests, where it took 12)."""
+    pr = _opened_for(world, "outsider-all")
+    comment, calls = _calls_for(world, pr, "/run-amd all", "outsider")
+    assert _replies(world, pr)[-1].startswith("Not dispatched: @outsider has `read` permission")
+    assert "confused" in _reactions(world, comment)
+    asked = next(i for i, c in enumerate(calls) if c.path.endswith("/collaborators/outsider/permission"))
+    read = [c.path for c in calls[asked:] if c.path == "/graphql" or "/git/" in c.path
+            or "/contents/" in c.path or c.path.endswith("/files")]
+    assert read == []
+    # the policy, the two reactions, the permission and the team, the PR's head, the reply
+    assert len(calls) <= 7, [(c.method, c.path) for c in calls]
+
+
+PATHS = [f"t/{n:04d}.py" for n in range(4300)]
+
+
+@pytest.mark.parametrize("login", ["outsider", "dev"])
+def test_a_run_amd_naming_4300_paths_gets_a_reply_github_takes(world: World, login: str) -> None:
+    """A command naming thousands of paths: the outsider is refused for who they are; a trusted
+    commenter's refusal names the first paths and counts the rest. Each reply stays under
+    60,000 characters (GitHub refuses over 65,536) and the delivery is done, not dead."""
+    body = "/run-amd " + " ".join(PATHS)
+    assert len(body) <= 65_536  # a comment GitHub takes
+    pr = _opened_for(world, f"many-{login}")
+    runs = len(world.sim.state.runs)
+    comment = _comment(world, pr, body, login)
+    reply = _replies(world, pr)[-1]
+    assert len(reply) < 60_000
+    if login == "outsider":
+        assert reply.startswith("Not dispatched: @outsider has `read` permission")
+        assert "t/0000.py" not in reply
+    else:
+        assert reply.startswith(
+            "Not dispatched: nothing was dispatched: `t/0000.py` is not a file at the head; ")
+        assert reply.count("is not a file at the head") == 20 and "…and 4280 more." in reply
+    assert _delivery_of(world, comment).status == "done"
+    assert len(world.sim.state.runs) == runs

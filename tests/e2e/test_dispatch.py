@@ -29,6 +29,8 @@ def _runs(world: World) -> list[Any]:
 
 
 def _comment(world: World, pr: PullRequest, body: str, author: str) -> Any:
+    """A comment written once its author could have read the PR's head, delivered and handled."""
+    world.read(pr)
     comment = world.sim.state.add_comment(world.repo, pr.number, body, author=author)
     world.deliver("issue_comment", world.sim.payloads.issue_comment(comment))
     world.settle()

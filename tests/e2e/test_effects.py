@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,10 +31,10 @@ def _opened(world: World) -> PullRequest:
     return pr
 
 
-def _given_up(tmp_path: Path, *, after: bool) -> Iterator[tuple[World, PullRequest]]:
+def _given_up(tmp_path: Path, *, after: bool, **overrides: Any) -> Iterator[tuple[World, PullRequest]]:
     """A world with a PR whose dispatch GitHub answered 502 (after making it, or not) until
     its delivery was given up."""
-    for given in make_world(tmp_path, {WORKFLOW: TEMPLATE}, max_attempts=1):
+    for given in make_world(tmp_path, {WORKFLOW: TEMPLATE}, max_attempts=1, **overrides):
         fail = given.sim.faults.fail_after if after else given.sim.faults.fail
         fail(502, times=None, method="POST", path=DISPATCHES)
         pr = _opened(given)
@@ -81,8 +82,9 @@ def test_a_run_whose_dispatch_died_unseen_gets_its_check_from_its_workflow_run(t
 
 def test_a_dispatch_in_doubt_is_not_already_running_for_a_command(tmp_path: Path) -> None:
     """A dispatch refused until its delivery was given up does not answer a maintainer's
-    `/run-amd` with "already running": the command completes it under its own id."""
-    for world, pr in _given_up(tmp_path, after=False):
+    `/run-amd` with "already running": the command completes it under its own id (at once:
+    no lookup window after a 5xx here, since the command's delivery has one attempt too)."""
+    for world, pr in _given_up(tmp_path, after=False, dispatch_lookup_seconds=0):
         assert _runs(world) == []
         comment = world.sim.state.add_comment(world.repo, pr.number, "/run-amd", author="lead")
         world.deliver("issue_comment", world.sim.payloads.issue_comment(comment))

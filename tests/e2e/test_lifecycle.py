@@ -34,6 +34,23 @@ def test_closing_or_merging_a_pr_cancels_its_rocm_runs(world: World, merged: boo
     assert check.conclusion == "cancelled"
 
 
+@pytest.mark.parametrize("news", ["never", "after"])
+def test_a_run_that_completed_before_the_cancel_shows_how_it_ended(world: World, news: str) -> None:
+    """Closing cancels the PR's runs; a run that had just succeeded answers the cancel with 409.
+    Its check shows the run's real conclusion (read from GitHub), not "cancelled", whether its
+    own news comes after or not at all. Found by bench/chaos.py."""
+    pr = _opened(world, {MOE: GOOD})
+    (run,) = _runs(world)
+    world.sim.state.set_run_status(run, "completed", "success")
+    _close(world, pr)
+    assert run.conclusion == "success"
+    if news == "after":
+        world.deliver("workflow_run", world.sim.payloads.workflow_run(run, "completed"))
+        world.settle()
+    (check,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    assert (check.status, check.conclusion) == ("completed", "success")
+
+
 def test_a_repository_may_keep_a_closed_prs_runs(tmp_path: Path) -> None:
     policy = "dispatch:\n  cancel_on_close: false\n"
     for world in make_world(tmp_path, {WORKFLOW: TEMPLATE, ".github/rocmbot.yml": policy}):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import github
@@ -109,3 +110,29 @@ def test_runs_are_listed_filtered_fetched_and_cancelled(sim: Simulator, gh: gith
     assert repo.get_workflow_run(second).conclusion == "cancelled"
     assert repo.get_workflow_run(first).cancel() is False  # 409: it is already completed
     assert sim.state.find_calls("POST", "*/cancel")[-1].status == 409
+
+
+def test_a_dispatched_run_is_listed_and_found_only_after_githubs_delay(
+    sim: Simulator, gh: github.Github
+) -> None:
+    """GitHub answers a dispatch before its run shows: the lists (the workflow's and the
+    repository's) and the run's own URL miss it for a while."""
+    sim.state.run_listing_delay = sim.state.run_lookup_delay = 3.0
+    flow = workflow(gh)
+    repo = gh.get_repo("rocm-org/miles")
+    assert flow.create_dispatch("main", {"tests": "late"}) is True
+    (run,) = sim.state.runs.values()
+    assert [r.id for r in flow.get_runs()] == [] and [r.id for r in repo.get_workflow_runs()] == []
+    with pytest.raises(github.UnknownObjectException):
+        repo.get_workflow_run(run.id)
+    deadline = time.monotonic() + 60
+    while not [r.id for r in flow.get_runs()]:
+        assert time.monotonic() < deadline, "the run was never listed"
+        time.sleep(0.1)
+    assert [r.id for r in repo.get_workflow_runs()] == [run.id]
+    assert repo.get_workflow_run(run.id).display_title == "ROCm: late"
+
+
+def test_by_default_a_dispatched_run_is_listed_at_once(sim: Simulator, gh: github.Github) -> None:
+    assert workflow(gh).create_dispatch("main", {"tests": "now"}) is True
+    assert [r.display_title for r in workflow(gh).get_runs()] == ["ROCm: now"]

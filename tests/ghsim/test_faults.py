@@ -161,6 +161,37 @@ def test_a_dropped_connection_gets_no_answer_and_is_retried_by_pygithub(
     assert [c.fault for c in sim.state.calls if c.fault] == ["drop", "drop"]
 
 
+def test_a_late_answer_comes_after_the_write_was_made(sim: Simulator, world: World) -> None:
+    """GitHub did the work; the client, its timeout shorter than the wait, never saw the answer."""
+    token = sim.state.issue_token(world.installation).token
+    flow = next(iter(world.repo.workflows.values()))
+    url = f"{sim.url}/repos/rocm-org/miles/actions/workflows/{flow.id}/dispatches"
+    body = {"ref": "main", "inputs": {"tests": "x"}, "return_run_details": True}
+    headers = {"Authorization": f"token {token}"}
+    sim.faults.answer_late(3, times=1, method="POST", path="*/dispatches")
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(url, headers=headers, json=body, timeout=0.5)
+    (made,) = sim.state.runs.values()  # made before the answer was due
+    assert sim.state.find_calls("POST", "*/dispatches")[0].status == 200
+    sim.faults.answer_late(0.2, times=1, method="POST", path="*/dispatches")
+    answer = httpx.post(url, headers=headers, json=body, timeout=30)
+    assert answer.status_code == 200 and answer.json()["workflow_run_id"] in sim.state.runs
+    assert answer.json()["workflow_run_id"] != made.id
+    assert [c.fault for c in sim.state.find_calls("POST", "*/dispatches")] == ["answer_late", "answer_late"]
+    assert sim.faults.count("answer_late") == 2
+
+
+def test_a_connection_dropped_after_the_write_leaves_it_made(
+    sim: Simulator, world: World, api: httpx.Client
+) -> None:
+    sim.faults.drop_after(times=1, method="POST", path="*/comments")
+    with pytest.raises(httpx.RemoteProtocolError):
+        api.post(f"/repos/rocm-org/miles/issues/{world.pull.number}/comments", json={"body": "made"})
+    (call,) = sim.state.find_calls("POST", "*/comments")
+    assert (call.status, call.fault) == (0, "drop_after")
+    assert [c.body for c in sim.state.comments_on(world.repo, world.pull.number)] == ["made"]
+
+
 def test_an_injected_403_says_access_was_lost_and_is_no_rate_limit(
     sim: Simulator, world: World, api: httpx.Client
 ) -> None:

@@ -43,13 +43,39 @@ def test_issue_comments_are_created_listed_edited_and_reacted_to(
     assert sim.state.writes[-3].body == {"body": "<!-- rocmbot:summary -->\nsecond"}
 
 
+def _too_long(raised: pytest.ExceptionInfo[github.GithubException], resource: str) -> None:
+    assert raised.value.status == 422
+    (error,) = raised.value.data["errors"]
+    assert (error["resource"], error["field"]) == (resource, "body")
+    assert error["message"] == "body is too long (maximum is 65536 characters)"
+
+
 def test_a_comment_body_over_65536_characters_is_refused(
     sim: Simulator, world: World, gh: github.Github
 ) -> None:
+    """As GitHub does: an issue comment, its edit, a review's body and an inline comment's."""
+    pr = pull(gh, world)
+    made = pr.create_issue_comment("x" * 65536)  # at the limit: taken
     with pytest.raises(github.GithubException) as raised:
-        pull(gh, world).create_issue_comment("x" * 65537)
-    assert raised.value.status == 422
-    assert sim.state.validation_failures
+        pr.create_issue_comment("x" * 65537)
+    _too_long(raised, "IssueComment")
+    with pytest.raises(github.GithubException) as raised:
+        made.edit("y" * 65537)
+    _too_long(raised, "IssueComment")
+    assert sim.state.issue_comments[made.id].body == "x" * 65536  # the edit changed nothing
+    commit = gh.get_repo("rocm-org/miles").get_commit(world.pull.head_sha)
+    with pytest.raises(github.GithubException) as raised:
+        pr.create_review(commit=commit, body="x" * 65537, event="COMMENT")
+    _too_long(raised, "PullRequestReview")
+    with pytest.raises(github.GithubException) as raised:
+        pr.create_review(commit=commit, body="one inline comment too long", event="COMMENT",
+                         comments=[{"path": SHORT, "line": 20, "body": "x" * 65537}])
+    _too_long(raised, "PullRequestReviewComment")
+    assert sim.state.reviews_on(world.repo, world.pull.number) == []
+    pr.create_review(commit=commit, body="at the limit", event="COMMENT",
+                     comments=[{"path": SHORT, "line": 20, "body": "x" * 65536}])
+    assert [len(r.comments) for r in sim.state.reviews_on(world.repo, world.pull.number)] == [1]
+    assert len(sim.state.validation_failures) == 4
 
 
 def test_a_review_with_inline_comments_on_diff_lines(sim: Simulator, world: World, gh: github.Github) -> None:

@@ -203,3 +203,28 @@ def test_the_workflow_contract_is_checked_before_dispatching() -> None:
     refused = decide.workflow_refusal("`w.yml` has no `workflow_dispatch` trigger")
     assert refused.rule == "CFG002" and refused.reason.startswith("CFG002: `w.yml`")
     assert decide.head_moved(OLD).reason.startswith(f"the PR's head moved to `{OLD[:12]}`")
+
+
+def test_who_may_ask_is_settled_before_what_is_asked_for() -> None:
+    outsider = Actor("outsider", "read", trusted=False, maintainer=False)
+    refused = decide.may_request(outsider, force=False, config=CONFIG)
+    assert refused is not None and refused.reason.startswith("@outsider has `read` permission")
+    forced = decide.may_request(DEV, force=True, config=CONFIG)
+    assert forced is not None and "`--force` may be used by" in forced.reason
+    assert decide.may_request(DEV, force=False, config=CONFIG) is None
+    assert decide.may_request(LEAD, force=True, config=CONFIG) is None
+    approving = decide.may_approve(DEV, CONFIG)
+    assert approving is not None and "may be approved by" in approving.reason
+    assert decide.may_approve(LEAD, CONFIG) is None
+
+
+def test_a_refusal_names_the_first_paths_and_counts_the_rest() -> None:
+    paths = [f"t/{n}.py" for n in range(30)]
+    tests, problems = decide.named_tests(paths, {}, set())
+    reason = decide.named_refusal(problems).reason
+    assert tests == [] and reason.count("is not a file at the head") == 20
+    assert reason.endswith("; …and 10 more.")
+    failing = [SelectedTest(p, "s", 60, 1) for p in paths]
+    blocked = decide.screen(DEV, failing, force=False, failing=paths, config=CONFIG)
+    assert blocked is not None and blocked.reason.count("`t/") == 20
+    assert ", …and 10 more have error findings" in blocked.reason

@@ -62,3 +62,36 @@ def test_help_shows_the_head_s_selection() -> None:
     shown = payloads.help_reply(DispatchConfig(), selection)
     assert "This head's selection: 1 tests, about 40 GPU-minutes:" in shown
     assert shown.endswith(f"- `{MOE.path}` on `{MOE.suite}`")
+
+
+def test_a_list_in_a_reply_names_its_first_items_and_counts_the_rest() -> None:
+    assert payloads.capped(["a", "b"]) == ["a", "b"]
+    names = [f"p{n}" for n in range(25)]
+    assert payloads.capped(names) == [*names[:20], "…and 5 more"]
+    assert payloads.capped(names, 25) == names
+    many = [SelectedTest(f"tests/t{n}.py", "s", 60, 1) for n in range(500)]
+    selection = Selection("o/r", 1, H, "dev", many, [], 500.0, None, "pending")
+    shown = payloads.help_reply(DispatchConfig(), selection)
+    assert shown.count("\n- `tests/t") == 20 and shown.endswith("\n- …and 480 more")
+
+
+def test_a_reply_stays_under_githubs_limit_whatever_it_quotes() -> None:
+    marker = payloads.answer_marker(H, "0" * 12)
+    long = "\n".join(f"- `tests/{n:05d}.py` is not a file at the head" for n in range(5000))
+    body = payloads.marked(long, marker)
+    assert len(body) <= payloads.REPLY_LIMIT < 65_536 and body.endswith(f"\n\n{marker}")
+    assert "\n\n…(cut: the whole reply would be too long for a GitHub comment)\n\n" in body
+    assert body.split("\n\n…(cut")[0].endswith("is not a file at the head")  # cut at a line's end
+    counted = payloads.counted(long, 3, marker)
+    assert len(counted) <= payloads.REPLY_LIMIT and "_The same answer to 3 commands on this head._" in counted
+    one_line = payloads.marked("x" * 70_000, marker)
+    assert len(one_line) <= payloads.REPLY_LIMIT and one_line.endswith(marker)
+    assert payloads.marked("short", marker) == f"short\n\n{marker}"
+
+
+def test_a_reply_carries_no_bidirectional_or_control_character() -> None:
+    bidi = "\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+    quoted = f"a\u202eb{bidi}c\x00\x07\x1b\r\x7f\x85d"
+    assert payloads.bounded(quoted) == "abcd"
+    assert payloads.bounded("line\n\tindented") == "line\n\tindented"
+    assert payloads.bounded("zero\u200bwidth, émoji ✓") == "zero\u200bwidth, émoji ✓"  # not bidi, kept

@@ -136,3 +136,24 @@ def test_a_path_with_white_space_is_never_dispatched(dispatching: World) -> None
     _comment(world, pr, "/run-amd --force", "lead")
     assert world.sim.state.runs == {}
     assert any("white space" in b for b in _assert_inert(world, pr).values())
+
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+def test_bidi_and_control_characters_of_a_comment_are_not_quoted_back(tmp_path: Path) -> None:
+    """A right-to-left override quoted back would make the reply read as something else
+    (`\u202egnp.exe` shows as `exe.png`): replies carry no bidirectional or control character."""
+    for world in make_world(tmp_path):
+        pr = _opened(world, {"docs/note.md": "a note\n"})
+        _comment(world, pr, "/run-amdx \u202egnp.exe\x07\x1b[31m", "dev")  # not a command: quoted back
+        _comment(world, pr, "/run-amd tests/\u202eyp.tset\u2066x\u2069\u200f.py", "dev")  # no such file
+        replies = [c.body for c in world.bot_comments(pr)
+                   if "rocmbot:reply" in c.body or "rocmbot:answer" in c.body]
+        assert len(replies) == 2, replies
+        assert any("gnp.exe" in r and "not a rocmbot command" in r for r in replies), replies
+        assert any("yp.tsetx.py" in r and "is not a file at the head" in r for r in replies), replies
+        for reply in replies:
+            assert not set(reply) & set(BIDI), reply
+            assert not [c for c in reply if ord(c) < 32 and c not in "\n\t"], reply
+            assert "\x7f" not in reply

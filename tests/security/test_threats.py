@@ -44,6 +44,7 @@ def _opened(world: World, files: dict[str, str | None], **kw: Any) -> PullReques
 
 
 def _comment(world: World, pr: PullRequest, body: str, author: str, **kw: Any) -> None:
+    world.read(pr)  # an approval covers the heads seen before the comment's second
     comment = world.sim.state.add_comment(world.repo, pr.number, body, author=author)
     world.deliver("issue_comment", world.sim.payloads.issue_comment(comment, **kw))
     world.settle()

@@ -8,9 +8,12 @@ is counted after every example).
 from __future__ import annotations
 
 import json
+import select
 import socket
+import threading
 import time
 import urllib.parse
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -394,13 +397,15 @@ def _wait_until(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.005)
 
 
-def _stalled(url: str, delivery: str, length: int) -> socket.socket:
-    """A client that declares a body of ``length`` bytes, sends a little of it and waits."""
+def _stalled(url: str, delivery: str, length: int, source: str = "127.0.0.1",
+             sent: bytes = b"{" + b" " * 1023) -> socket.socket:
+    """A client at ``source`` (any loopback address) that declares a body of ``length`` bytes,
+    sends ``sent`` of it and waits."""
     host, port = urllib.parse.urlsplit(url).netloc.split(":")
-    sock = socket.create_connection((host, int(port)), timeout=30)
+    sock = socket.create_connection((host, int(port)), timeout=30, source_address=(source, 0))
     sock.sendall(_request({"X-GitHub-Event": "push", "X-GitHub-Delivery": delivery,
                            "X-Hub-Signature-256": "sha256=" + "0" * 64, "Content-Type": "application/json",
-                           "Content-Length": str(length)}, b"{" + b" " * 1023))
+                           "Content-Length": str(length)}, sent))
     return sock
 
 
@@ -418,11 +423,12 @@ def test_bodies_read_at_once_are_capped_and_small_deliveries_keep_a_share(tmp_pa
     503 before a byte of it is read, while a small signed delivery still gets in; once the
     held bodies end (401: unsigned), the budget is whole again."""
     settings_ = Settings(webhook_secret=SecretStr(SECRET.decode()), database_url=f"sqlite:///{tmp_path}/db.sqlite",
-                         max_body_bytes=4 * MIB, body_buffer_bytes=10 * MIB)
+                         max_body_bytes=4 * MIB, body_buffer_bytes=10 * MIB,
+                         body_read_seconds=600, body_chunk_seconds=600)
     app = create_app(settings_)
     budget = app.state.body_budget
-    with running(app) as run:
-        held = [_stalled(run.url, f"big-{n}", 4 * MIB) for n in range(2)]
+    with running(app) as run:  # from two addresses: one may hold a quarter, at least one body
+        held = [_stalled(run.url, f"big-{n}", 4 * MIB, f"127.0.0.{n + 2}") for n in range(2)]
         _wait_until(lambda: budget.used == 8 * MIB, "both large bodies are being read")
         refused = _parse_answer(_raw_exchange(run.url, _request(
             {"X-GitHub-Event": "push", "X-GitHub-Delivery": "big-2", "Content-Length": str(3 * MIB)}, b"")))
@@ -452,3 +458,129 @@ def test_a_body_that_does_not_come_in_time_is_408_and_gives_its_share_back(tmp_p
         answer = _answer(_stalled(run.url, "slow", 2 * MIB))
         assert answer.status == 408 and "did not arrive" in answer.json()["error"]
         _wait_until(lambda: app.state.body_budget.used == 0, "the share is given back")
+
+
+# ------------------------------------------------------------------ slow bodies
+
+FLOOD = 80  # connections, each declaring a small body (a MiB) and sending a byte at a time
+
+
+@dataclass
+class Trickle:
+    """A client that declares a body of ``length`` bytes and sends it a byte at a time, every
+    ``every`` seconds, until the server answers or closes, or ``stop`` is set."""
+
+    url: str
+    source: str
+    length: int = MIB
+    every: float = 0.2
+    status: str | None = None  # the answer's status code, "closed", or None while sending
+
+    def run(self, stop: threading.Event) -> None:
+        sock = _stalled(self.url, f"trickle-{self.source}-{id(self)}", self.length, self.source, sent=b"{")
+        with sock:
+            for _ in range(self.length - 1):
+                readable, _, _ = select.select([sock], [], [], self.every)
+                if readable:
+                    break
+                if stop.is_set():
+                    return
+                try:
+                    sock.sendall(b" ")
+                except OSError:
+                    break
+            try:
+                answer = sock.recv(65536)
+            except OSError:
+                answer = b""
+            self.status = answer[9:12].decode() if answer.startswith(b"HTTP/1.1 ") else "closed"
+
+
+def _signed_post(client: httpx.Client, url: str, n: int) -> int:
+    body = json.dumps(pr_payload(number=n)).encode()
+    return client.post(f"{url}/webhook", content=body, headers={
+        "X-GitHub-Event": "pull_request", "X-GitHub-Delivery": f"real-{n}",
+        "Content-Type": "application/json",
+        "X-Hub-Signature-256": sign(SECRET, body)}).status_code
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("addresses", [1, FLOOD // 2], ids=["one-address", "many-addresses"])
+def test_signed_deliveries_get_in_while_slow_bodies_flood_the_intake(tmp_path: Path, addresses: int) -> None:
+    """80 connections that declare a MiB each and send it a byte at a time, from one address or
+    from 40, while signed deliveries come from another: every signed delivery is stored.
+    (Before, each slow body held its declared MiB: the budget's 80 MiB were all taken.)"""
+    settings_ = Settings(webhook_secret=SecretStr(SECRET.decode()), database_url=f"sqlite:///{tmp_path}/db.sqlite",
+                         body_read_seconds=600, body_chunk_seconds=600)  # nobody is cut for slowness here
+    app = create_app(settings_)
+    budget = app.state.body_budget
+    stop = threading.Event()
+    with running(app) as run:
+        flood = [Trickle(run.url, f"127.0.0.{2 + n % addresses}") for n in range(FLOOD)]
+        threads = [threading.Thread(target=t.run, args=(stop,)) for t in flood]
+        for thread in threads:
+            thread.start()
+        try:
+            # Every slow body is being read, or was refused.
+            _wait_until(lambda: len(run.server.server_state.tasks) + sum(t.status is not None for t in flood)
+                        == FLOOD and all(t.status in (None, "503") for t in flood), "the flood is in")
+            with httpx.Client(timeout=60) as client:
+                statuses = Counter(_signed_post(client, run.url, n) for n in range(100))
+            assert statuses == {202: 100}
+            reading = sum(t.status is None for t in flood)
+            assert reading == min(FLOOD, addresses * settings_.body_reads_per_client)
+            assert budget.used < budget.total // 10  # a body that trickles in holds little
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join()
+        _wait_until(lambda: budget.used == 0 and not budget.clients, "the slow bodies are given back")
+
+
+def test_a_body_slower_than_the_minimum_rate_is_408_once_the_floor_is_over(tmp_path: Path) -> None:
+    """A byte every 50 ms arrives within the wait for each piece, but under 1000 bytes a second:
+    answered 408 and closed, its share given back, however long the body it declared."""
+    settings_ = Settings(webhook_secret=SecretStr(SECRET.decode()), database_url=f"sqlite:///{tmp_path}/db.sqlite",
+                         body_read_seconds=0.5, body_min_bytes_per_second=1000, body_chunk_seconds=600)
+    app = create_app(settings_)
+    with running(app) as run:
+        slow = Trickle(run.url, "127.0.0.2", length=100_000, every=0.05)
+        slow.run(threading.Event())
+        assert slow.status == "408"
+        answer = _answer(_stalled(run.url, "slow-2", 100_000, sent=b"{"))
+        assert answer.status == 408 and "under 1000 bytes a second" in answer.json()["error"]
+        _wait_until(lambda: app.state.body_budget.used == 0 and not app.state.body_budget.clients,
+                    "the share is given back")
+
+
+def test_a_body_that_stops_coming_is_408_after_the_wait_for_a_piece(tmp_path: Path) -> None:
+    settings_ = Settings(webhook_secret=SecretStr(SECRET.decode()), database_url=f"sqlite:///{tmp_path}/db.sqlite",
+                         body_read_seconds=600, body_chunk_seconds=0.3)
+    app = create_app(settings_)
+    with running(app) as run:
+        answer = _answer(_stalled(run.url, "stopped", 100_000, sent=b"{" * 10))
+        assert answer.status == 408 and "nothing came for 0.3 s" in answer.json()["error"]
+        assert answer.headers[b"connection"] == b"close"
+        _wait_until(lambda: app.state.body_budget.used == 0, "the share is given back")
+
+
+def test_one_address_holds_at_most_a_quarter_of_the_budget_and_its_share_of_bodies(tmp_path: Path) -> None:
+    settings_ = Settings(webhook_secret=SecretStr(SECRET.decode()), database_url=f"sqlite:///{tmp_path}/db.sqlite",
+                         max_body_bytes=2 * MIB, body_buffer_bytes=10 * MIB, body_reads_per_client=3,
+                         body_read_seconds=600, body_chunk_seconds=600)
+    app = create_app(settings_)
+    budget = app.state.body_budget
+    with running(app) as run:
+        large = _stalled(run.url, "large-1", 2 * MIB, "127.0.0.2")
+        _wait_until(lambda: budget.used == 2 * MIB, "the first large body is being read")
+        second = _answer(_stalled(run.url, "large-2", 2 * MIB, "127.0.0.2"))  # 4 MiB > 2.5 MiB
+        assert second.status == 503 and "from one address" in second.json()["error"]
+        other = _stalled(run.url, "large-3", 2 * MIB, "127.0.0.3")
+        _wait_until(lambda: budget.used == 4 * MIB, "another address's large body is being read")
+        small = [_stalled(run.url, f"small-{n}", 1000, "127.0.0.2", sent=b"{") for n in range(2)]
+        _wait_until(lambda: budget.clients["127.0.0.2"].bodies == 3, "three bodies from one address")
+        fourth = _answer(_stalled(run.url, "small-3", 1000, "127.0.0.2", sent=b"{"))
+        assert fourth.status == 503 and "from one address" in fourth.json()["error"]
+        for sock in [large, other, *small]:
+            sock.close()
+        _wait_until(lambda: budget.used == 0 and not budget.clients, "the bodies are given back")

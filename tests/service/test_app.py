@@ -18,7 +18,7 @@ from sqlalchemy.exc import OperationalError
 from bot.cli.demo import build_example
 from bot.cli.wiring import service_app
 from bot.core.events import Event
-from bot.service.app import create_app
+from bot.service.app import client_key, create_app
 from bot.service.logs import JsonFormatter
 from bot.service.router import Router
 from bot.store.store import Store
@@ -307,3 +307,15 @@ def _wait_for(condition: Any, timeout: float = 60) -> None:
     while not condition():
         assert time.monotonic() < deadline, "not in time"
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize(("host", "key"), [
+    ("192.0.2.7", "192.0.2.7"),
+    ("::ffff:192.0.2.7", "192.0.2.7"),  # IPv4-mapped: the IPv4 client
+    ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),  # one host commonly has a whole /64
+    ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),
+    ("2001:db8:1:3::1", "2001:db8:1:3::/64"),
+    ("testclient", "testclient"),
+])
+def test_the_intake_caps_a_client_by_its_ipv4_address_or_ipv6_64(host: str, key: str) -> None:
+    assert client_key(host) == key

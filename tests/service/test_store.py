@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Callable
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -14,7 +15,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.core.deadline import RetryLaterError
-from bot.github.effects import Effects
+from bot.github.effects import Effects, Lookups
 from bot.store.dispatch import DispatchStore, JobOutcome
 from bot.store.schema import deliveries, metadata, pr_leases
 from bot.store.store import Store, StoreError, backoff_seconds, normalise_url
@@ -291,6 +292,63 @@ def test_a_write_github_answered_is_reconciled_at_once(store: Store) -> None:
     assert looked == ["x", "x"]
 
 
+def test_lookups_come_at_growing_intervals_until_the_window_ends() -> None:
+    lookups = Lookups(180.0, 10.0)
+    assert [lookups.wait(since) for since in (0.0, 10.0, 31.0, 170.0)] == [10.0, 10.0, 9.0, 10.0]
+    assert lookups.wait(180.0) is None and Lookups(0.0).wait(0.0) is None
+
+
+def test_a_dispatch_in_doubt_is_looked_for_over_the_window(store: Store) -> None:
+    """After a 4xx nothing was made: sent again at once. After a 502 GitHub may have made it:
+    looked for while the window lasts, sent again after. After no answer: looked for while the
+    window lasts, then `unknown` and never sent again; found later, it is done."""
+    made: list[int] = []
+    looked: list[int] = []
+
+    def send() -> dict[str, int]:
+        made.append(1)
+        return {"run_id": len(made)}
+
+    def reconcile() -> dict[str, int] | None:
+        looked.append(1)
+        return None
+
+    def answer(status: int) -> Callable[[], dict[str, int]]:
+        def refused() -> dict[str, int]:
+            raise GithubException(status, {"message": "no"}, None)
+        return refused
+
+    def timed_out() -> dict[str, int]:
+        raise TimeoutError("read timed out")
+
+    def effects(window: float) -> Effects:
+        live = Effects(store, None, dry_run=False, delivery_id="d", lookups=Lookups(window, 10.0))
+        live.dry_run = False  # no port is needed: the callables stand for GitHub
+        return live
+
+    during, after = effects(600.0), effects(0.0)  # within the window, and once it is over
+    with pytest.raises(GithubException):
+        during.once("dispatch:a", "dispatch", "t", answer(422), reconcile, look=True)
+    assert during.once("dispatch:a", "dispatch", "t", send, reconcile, look=True) == {"run_id": 1}
+    with pytest.raises(GithubException):
+        during.once("dispatch:b", "dispatch", "t", answer(502), reconcile, look=True)
+    with pytest.raises(RetryLaterError) as waited:
+        during.once("dispatch:b", "dispatch", "t", send, reconcile, look=True)
+    assert 0 < waited.value.seconds <= 10.0 and made == [1]
+    assert after.once("dispatch:b", "dispatch", "t", send, reconcile, look=True) == {"run_id": 2}
+    with pytest.raises(TimeoutError):
+        during.once("dispatch:c", "dispatch", "t", timed_out, reconcile, look=True)
+    with pytest.raises(RetryLaterError):
+        during.once("dispatch:c", "dispatch", "t", send, reconcile, look=True)
+    assert after.once("dispatch:c", "dispatch", "t", send, reconcile, look=True)["unknown"] is True
+    assert after.once("dispatch:c", "dispatch", "t", send, reconcile, look=True)["unknown"] is True
+    assert store.begin_effect("dispatch:c", "dispatch", "t").status == "unknown"
+    assert made == [1, 1] and len(looked) == 6
+    found = after.once("dispatch:c", "dispatch", "t", send, lambda: {"run_id": 9}, look=True)
+    assert found == {"run_id": 9} and store.begin_effect("dispatch:c", "dispatch", "t").status == "done"
+    assert made == [1, 1]
+
+
 def test_readiness_names_the_missing_migration(tmp_path: object) -> None:
     db = Store(f"sqlite:///{tmp_path}/empty.db")
     with pytest.raises(StoreError, match="run `rocmbot db upgrade`"):
@@ -375,3 +433,22 @@ def test_the_leases_of_owners_gone_are_due_at_once(store: Store) -> None:
     (again,) = store.claim("w2", limit=5, lease_seconds=600, max_attempts=3, now=1002)
     assert (again.delivery_id, again.attempts) == ("a1", 2)  # the attempt it died in counts
     assert store.get("b1").lease_owner == "host:12:live/0"  # type: ignore[union-attr]
+
+
+def test_an_approval_covers_only_the_heads_seen_before_its_second_began(store: Store) -> None:
+    """GitHub stamps a comment in whole seconds: a head first seen within the comment's second
+    (even at its very start) may have come after the comment, so the approval does not cover it."""
+    runs = DispatchStore(store)
+    old, same, later = "a" * 40, "b" * 40, "c" * 40
+    _add(store, "d1", sha=old, now=1000.2)
+    _add(store, "d2", sha=old, now=1005.9)  # a later delivery of a head seen before
+    assert runs.head_at("octo/miles", 1, 1000) is None  # written in the second of the first head
+    assert runs.head_at("octo/miles", 1, 1001) == old
+    _add(store, "d3", sha=same, now=1005.0)
+    assert runs.head_at("octo/miles", 1, 1005) == old  # first seen at the start of that second
+    assert runs.head_at("octo/miles", 1, 1005.7) == old  # a stamp with a fraction: its second
+    assert runs.head_at("octo/miles", 1, 1006) == same
+    _add(store, "d4", sha=later, now=1006.999)
+    assert runs.head_at("octo/miles", 1, 1006) == same
+    assert runs.head_at("octo/miles", 1, 1007) == later
+    assert runs.head_at("octo/miles", 2, 1007) is None  # another PR's heads are not this one's

@@ -1,9 +1,14 @@
-"""GitHub Actions: workflows, ``workflow_dispatch`` checked against the workflow's inputs, runs, cancel."""
+"""GitHub Actions: workflows, ``workflow_dispatch`` checked against the workflow's inputs, runs, cancel.
+
+A dispatched run may be missing from the run lists (and from ``GET .../runs/{id}``) for a while
+after its dispatch was answered, as on GitHub: ``SimulatorState.run_listing_delay`` and
+``run_lookup_delay`` (0 by default: at once)."""
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import yaml
@@ -135,6 +140,9 @@ def dispatch(ctx: Ctx) -> Response:
         workflow.path,
         inputs,
     )
+    now = time.time()
+    run.listed_at = now + ctx.state.run_listing_delay
+    run.found_at = now + ctx.state.run_lookup_delay
     ctx.state.runs[run.id] = run
     if ctx.body.get("return_run_details"):
         api = f"{ctx.shapes.repo_url(repo)}/actions/runs/{run.id}"
@@ -149,10 +157,12 @@ def dispatch(ctx: Ctx) -> Response:
 
 
 def _runs(ctx: Ctx, repo: Repository, workflow: Workflow | None) -> Response:
+    now = time.time()
     runs = [
         r
         for r in ctx.state.runs.values()
         if r.workflow_id in repo.workflows and (workflow is None or r.workflow_id == workflow.id)
+        and r.listed(now)
     ]
     params = ctx.params
     status = params.get("status")
@@ -184,7 +194,7 @@ def list_workflow_runs(ctx: Ctx) -> Response:
 def _run(ctx: Ctx) -> tuple[Repository, WorkflowRun]:
     repo = ctx.repo()
     run = ctx.state.runs.get(ctx.int_param("run_id"))
-    if run is None or run.workflow_id not in repo.workflows:
+    if run is None or run.workflow_id not in repo.workflows or not run.found(time.time()):
         raise not_found()
     return repo, run
 

@@ -22,6 +22,8 @@ def author(ctx: Ctx) -> Account:
 
 
 def _too_long(resource: str, text: str | None) -> None:
+    """GitHub's 422 for a comment body (an issue comment, a review's, an inline comment's, and
+    their edits) over 65,536 characters."""
     if text is not None and len(text) > MAX_BODY:
         raise ApiError(
             422,
@@ -216,6 +218,8 @@ def create_review(ctx: Ctx) -> Response:
             else "Body can't be blank for a COMMENT review"
         )
     _too_long("PullRequestReview", text)
+    for raw in body.get("comments") or []:
+        _too_long("PullRequestReviewComment", raw.get("body"))
     user = author(ctx)
     if event is None and any(
         r.user is user and r.state == "PENDING" for r in ctx.state.reviews_on(repo, pull.number)
