@@ -313,7 +313,7 @@ class Worker:
         try:
             with deadline_in(self.settings.delivery_deadline_seconds):
                 self.dead_letter(self.context_factory(record.to_event()), record, error)
-        except Exception:  # GitHub or the database failed too: the log line above stands
+        except Exception:  # GitHub or the database failed too: the dead letter stands
             log.exception("could not tell the PR its delivery was given up", extra=_fields(record))
 
     def _observe(self, record: DeliveryRecord, outcome: str, seconds: float) -> None:
