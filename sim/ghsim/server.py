@@ -14,8 +14,9 @@ import uvicorn
 
 from ghsim.app import SimulatorApp, create_simulator
 from ghsim.faults import FaultPlan, RateLimiter
+from ghsim.order import NewsOrder
 from ghsim.state import HookDelivery, PullRequest, SimulatorState, WorkflowJob, WorkflowRun
-from ghsim.webhooks.delivery import deliver
+from ghsim.webhooks.delivery import deliver, deliver_held
 from ghsim.webhooks.payloads import Payloads
 
 
@@ -42,6 +43,11 @@ class Simulator:
     def payloads(self) -> Payloads:
         return Payloads(self.state)
 
+    @property
+    def news(self) -> NewsOrder:
+        """Which of a run's webhooks to hold back and deliver out of order (``ghsim.order``)."""
+        return self.state.news
+
     def deliver(
         self, event: str, payload: dict[str, Any], *, url: str | None = None, secret: str | None = None
     ) -> HookDelivery:
@@ -57,6 +63,18 @@ class Simulator:
             action = {"queued": "requested"}.get(status, status)
             self.deliver("workflow_run", self.payloads.workflow_run(moved, action))
         return moved
+
+    def release_news(self, run: WorkflowRun | int | None = None) -> list[HookDelivery]:
+        """Deliver the news held back (of one run, or all) now, in the order it was held."""
+        return deliver_held(self.state, run.id if isinstance(run, WorkflowRun) else run)
+
+    def rerun(self, run: WorkflowRun | int, *, notify: bool = False) -> WorkflowRun:
+        """Re-run a completed run (its next attempt, queued); with ``notify`` deliver the
+        ``workflow_run`` requested webhook of the new attempt."""
+        again = self.state.rerun(run)
+        if notify:
+            self.deliver("workflow_run", self.payloads.workflow_run(again, "requested"))
+        return again
 
     def advance_job(
         self,

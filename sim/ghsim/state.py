@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from ghsim.diff import FileDiff, diff_commits
 from ghsim.objects import Commit, ObjectStore, Signature, git_refs
+from ghsim.order import NewsOrder
 
 PERMISSION_LEVELS = ("admin", "maintain", "write", "triage", "read")
 _LEGACY_PERMISSION = {
@@ -166,6 +167,7 @@ class WorkflowJob:
     name: str
     status: str = "queued"
     conclusion: str | None = None
+    run_attempt: int = 1  # a re-run makes the jobs of its attempt anew
     runner_name: str | None = None
     labels: list[str] = field(default_factory=lambda: ["self-hosted", "linux-mi350-gpu-4"])
     created_at: datetime = field(default_factory=utcnow)
@@ -368,9 +370,12 @@ class HookDelivery:
     repository_id: int | None
     redelivery: bool = False
     delivered_at: datetime = field(default_factory=utcnow)
+    held: bool = False  # held back by `state.news` (not sent yet, not listed): see ghsim.order
 
     @property
     def status(self) -> str:
+        if self.held:
+            return "held"
         if 200 <= self.status_code < 300:
             return "OK"
         return (
@@ -453,6 +458,7 @@ class SimulatorState:
         self.jobs: dict[int, WorkflowJob] = {}
         self.teams: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
         self.deliveries: list[HookDelivery] = []
+        self.news = NewsOrder()  # a run's webhooks held back, to deliver them out of order
         self.calls: list[Call] = []
         self.validation_failures: list[ValidationFailure] = []
         self.response_failures: list[ValidationFailure] = []
@@ -828,15 +834,30 @@ class SimulatorState:
             found.status, found.conclusion, found.updated_at = status, conclusion, utcnow()
             return found
 
+    def rerun(self, run: WorkflowRun | int) -> WorkflowRun:
+        """Re-run a completed run ("Re-run all jobs"): the same run, its next attempt, queued;
+        its jobs are made anew for the attempt."""
+        with self.lock:
+            found = run if isinstance(run, WorkflowRun) else self.runs[run]
+            if found.status != "completed":
+                raise ValueError(f"run {found.id} is {found.status}: only a completed run is re-run")
+            found.run_attempt += 1
+            found.status, found.conclusion, found.updated_at = "queued", None, utcnow()
+            return found
+
     def set_job_status(
         self, run: WorkflowRun | int, name: str, status: str, conclusion: str | None = None
     ) -> WorkflowJob:
-        """Move the job ``name`` of a run along (made on first use), as a runner would."""
+        """Move the job ``name`` of a run's current attempt along (made on first use), as a
+        runner would."""
         with self.lock:
             run_id = run.id if isinstance(run, WorkflowRun) else run
-            job = next((j for j in self.jobs.values() if j.run_id == run_id and j.name == name), None)
+            found = run if isinstance(run, WorkflowRun) else self.runs.get(run_id)
+            attempt = found.run_attempt if found is not None else 1
+            job = next((j for j in self.jobs.values() if j.run_id == run_id and j.name == name
+                        and j.run_attempt == attempt), None)
             if job is None:
-                job = WorkflowJob(180_000_000 + self.next_id(), run_id, name)
+                job = WorkflowJob(180_000_000 + self.next_id(), run_id, name, run_attempt=attempt)
                 self.jobs[job.id] = job
             job.status, job.conclusion = status, conclusion
             if status != "queued" and job.started_at is None:
@@ -846,8 +867,13 @@ class SimulatorState:
             return job
 
     def jobs_of(self, run_id: int) -> list[WorkflowJob]:
+        """The run's jobs, each of the latest attempt that ran it (GitHub's `filter=latest`)."""
         with self.lock:
-            return sorted((j for j in self.jobs.values() if j.run_id == run_id), key=lambda j: j.id)
+            latest: dict[str, WorkflowJob] = {}
+            for job in sorted((j for j in self.jobs.values() if j.run_id == run_id), key=lambda j: j.id):
+                if job.name not in latest or job.run_attempt >= latest[job.name].run_attempt:
+                    latest[job.name] = job
+            return sorted(latest.values(), key=lambda j: j.id)
 
     def repo_of_run(self, run: WorkflowRun) -> Repository:
         for repo in self.repos.values():

@@ -136,3 +136,27 @@ def test_a_dispatched_run_is_listed_and_found_only_after_githubs_delay(
 def test_by_default_a_dispatched_run_is_listed_at_once(sim: Simulator, gh: github.Github) -> None:
     assert workflow(gh).create_dispatch("main", {"tests": "now"}) is True
     assert [r.display_title for r in workflow(gh).get_runs()] == ["ROCm: now"]
+
+
+def test_a_re_run_is_the_runs_next_attempt_with_jobs_of_its_own(sim: Simulator, gh: github.Github) -> None:
+    flow = workflow(gh)
+    flow.create_dispatch("main", {"tests": "one"})
+    (run_id,) = sim.state.runs
+    first = sim.advance_job(run_id, "test (one)", "completed", "failure")
+    sim.advance_job(run_id, "plan", "completed", "success")
+    with pytest.raises(ValueError, match="only a completed run is re-run"):
+        sim.rerun(run_id)
+    sim.advance_run(run_id, "completed", "failure")
+    run = sim.rerun(run_id)
+    assert (run.id, run.run_attempt, run.status, run.conclusion) == (run_id, 2, "queued", None)
+    again = sim.advance_job(run, "test (one)", "in_progress")
+    assert again.id != first.id and (again.run_attempt, first.run_attempt) == (2, 1)
+    listed = gh.get_repo("rocm-org/miles").get_workflow_run(run_id)
+    assert (listed.run_attempt, listed.status) == (2, "queued")
+    assert listed.raw_data["previous_attempt_url"].endswith(f"/actions/runs/{run_id}/attempts/1")
+    jobs = {j.name: j for j in listed.jobs()}  # the latest attempt of each job, as GitHub lists them
+    assert (jobs["test (one)"].id, jobs["test (one)"].run_attempt) == (again.id, 2)
+    assert jobs["plan"].run_attempt == 1
+    payload = sim.payloads.workflow_job(run, "in_progress", job=again)
+    assert payload["workflow_job"]["run_attempt"] == 2
+    assert sim.payloads.workflow_run(run, "requested")["workflow_run"]["run_attempt"] == 2

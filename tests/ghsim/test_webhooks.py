@@ -259,3 +259,68 @@ def test_labelling_a_pr_can_notify_the_app(sim: Simulator, world: World, receive
     assert len(receiver.received) == 3
     with pytest.raises(ValueError, match="names its label"):
         sim.payloads.pull_request(world.pull, "labeled")
+
+
+def _run(sim: Simulator, world: World, run_id: int = 5) -> WorkflowRun:
+    flow = next(iter(world.repo.workflows.values()))
+    run = WorkflowRun(run_id, flow.id, flow.name, "ROCm: x", 1, "workflow_dispatch", "main",
+                      world.pull.base_sha, sim.state.bot, flow.path)
+    sim.state.runs[run.id] = run
+    return run
+
+
+def _news(receiver: Receiver) -> list[tuple[str, str | None, str]]:
+    """(event, action, GUID) of each delivery received, in order."""
+    return [(h["X-GitHub-Event"], json.loads(b).get("action"), h["X-GitHub-Delivery"])
+            for h, b in receiver.received]
+
+
+def test_a_runs_in_progress_news_can_be_held_until_it_completed(
+    sim: Simulator, world: World, receiver: Receiver
+) -> None:
+    """Out of order, as GitHub may deliver: the `in_progress` news of a run (its own and its
+    jobs') held back and sent right after its `completed`, each with its GUID; other runs' and
+    other events' deliveries are not held."""
+    sim.state.configure_webhook(receiver.url, SECRET)
+    run, other = _run(sim, world), _run(sim, world, 6)
+    sim.news.hold("in_progress")
+    held = sim.deliver("workflow_run", sim.payloads.workflow_run(sim.state.set_run_status(run, "in_progress"),
+                                                                  "in_progress"))
+    assert held.held and held.status == "held" and held.status_code == 0
+    sim.advance_job(run, "test (a)", "in_progress", notify=True)
+    assert receiver.received == [] and sim.state.deliveries == [] and len(sim.news.held) == 2
+    sim.deliver("ping", sim.payloads.ping())
+    sim.advance_job(run, "test (a)", "completed", "success", notify=True)
+    sim.advance_run(other, "completed", "success", notify=True)  # another run's end sends nothing held
+    assert [n[:2] for n in _news(receiver)] == [("ping", None), ("workflow_job", "completed"),
+                                              ("workflow_run", "completed")]
+    sim.advance_run(run, "completed", "failure", notify=True)
+    news = _news(receiver)
+    assert [n[:2] for n in news[3:]] == [("workflow_run", "completed"), ("workflow_run", "in_progress"),
+                                         ("workflow_job", "in_progress")]
+    assert news[4][2] == held.guid and sim.news.held == []
+    late = json.loads(receiver.received[4][1])
+    assert (late["workflow_run"]["status"], late["workflow_run"]["conclusion"]) == ("in_progress", None)
+    assert all(validate_payload(e, json.loads(b)) == [] for (e, _, _), (_, b) in zip(news, receiver.received,
+                                                                                    strict=True))
+    assert [d.guid for d in sim.state.deliveries] == [n[2] for n in news]  # each recorded when sent
+    with pytest.raises(ValueError, match="cannot be held"):
+        sim.news.hold("completed")
+
+
+def test_held_news_can_wait_for_an_explicit_release(sim: Simulator, world: World, receiver: Receiver) -> None:
+    sim.state.configure_webhook(receiver.url, SECRET)
+    run, other = _run(sim, world), _run(sim, world, 6)
+    sim.news.hold("requested", "in_progress", run_id=run.id, after_completed=False)
+    sim.advance_run(run, "queued", notify=True)
+    sim.advance_run(other, "queued", notify=True)  # not the held run's
+    sim.advance_run(run, "in_progress", notify=True)
+    sim.advance_run(run, "completed", "success", notify=True)
+    assert [n[:2] for n in _news(receiver)] == [("workflow_run", "requested"), ("workflow_run", "completed")]
+    sim.news.clear()
+    sim.advance_run(other, "in_progress", notify=True)  # no rule: sent at once
+    assert len(receiver.received) == 3
+    sent = sim.release_news(run)
+    assert [d.action for d in sent] == ["requested", "in_progress"] and all(d.status == "OK" for d in sent)
+    assert [n[1] for n in _news(receiver)[3:]] == ["requested", "in_progress"]
+    assert sim.release_news() == [] and sim.news.held == []

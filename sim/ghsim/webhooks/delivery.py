@@ -111,7 +111,42 @@ def deliver(
     guid: str | None = None,
     timeout: float = 30.0,
 ) -> HookDelivery:
-    """POST one webhook to ``url`` (default: the App's webhook URL) and record the delivery and its status."""
+    """POST one webhook to ``url`` (default: the App's webhook URL) and record the delivery and its status.
+
+    A run's news that ``state.news`` holds back is not sent now (the answer is marked ``held``
+    and not recorded); news it releases goes out after this delivery (see ``ghsim.order``)."""
+    guid = guid or str(uuid.uuid4())
+    target, key = _target(state, url, secret)
+    if state.news.take(event, payload, url, secret, guid) is not None:
+        body = encode(payload)
+        return HookDelivery(0, guid, event, payload.get("action"), target,
+                            webhook_headers(state, event, body, secret=key, guid=guid), body, 0, {}, "", 0.0,
+                            None, None, held=True)
+    sent = _send(state, event, payload, url=url, secret=secret, guid=guid, timeout=timeout)
+    for later in state.news.due(event, payload):
+        _send(state, later.event, later.payload, url=later.url, secret=later.secret, guid=later.guid,
+              timeout=timeout)
+    return sent
+
+
+def deliver_held(
+    state: SimulatorState, run_id: int | None = None, timeout: float = 30.0
+) -> list[HookDelivery]:
+    """Send what ``state.news`` holds (of one run, or all) now, in the order it was held."""
+    return [_send(state, h.event, h.payload, url=h.url, secret=h.secret, guid=h.guid, timeout=timeout)
+            for h in state.news.release(run_id)]
+
+
+def _send(
+    state: SimulatorState,
+    event: str,
+    payload: dict[str, Any],
+    *,
+    url: str | None,
+    secret: str | None,
+    guid: str,
+    timeout: float,
+) -> HookDelivery:
     target, key = _target(state, url, secret)
     body = encode(payload)
     headers = webhook_headers(state, event, body, secret=key, guid=guid)

@@ -379,6 +379,7 @@ class Payloads:
         payload["action"] = action
         target = payload["workflow_run"]
         api = f"{self.base}/repos/{repo.full_name}/actions/runs/{run.id}"
+        previous = f"{api}/attempts/{run.run_attempt - 1}" if run.run_attempt > 1 else None
         target.update(
             {
                 "id": run.id,
@@ -400,6 +401,7 @@ class Payloads:
                 "cancel_url": f"{api}/cancel",
                 "rerun_url": f"{api}/rerun",
                 "artifacts_url": f"{api}/artifacts",
+                "previous_attempt_url": previous,
                 "created_at": iso(run.created_at),
                 "updated_at": iso(run.updated_at),
                 "run_started_at": iso(run.created_at),
@@ -461,7 +463,7 @@ class Payloads:
             {
                 "id": ident,
                 "run_id": run.id,
-                "run_attempt": run.run_attempt,
+                "run_attempt": job.run_attempt if job is not None else run.run_attempt,
                 "head_sha": run.head_sha,
                 "head_branch": run.head_branch,
                 "name": job.name if job is not None else name,
@@ -473,13 +475,17 @@ class Payloads:
                 "check_run_url": f"{api}/check-runs/{ident}",
             }
         )
+        if job is not None:  # the job's own times, not the example's
+            payload["workflow_job"].update(
+                {"created_at": iso(job.created_at), "started_at": iso(job.started_at or job.created_at)}
+            )
         if action == "completed":
             conclusion = job.conclusion if job is not None else None
             payload["workflow_job"].update(
                 {
                     "status": "completed",
                     "conclusion": conclusion or run.conclusion or "success",
-                    "completed_at": iso(utcnow()),
+                    "completed_at": iso((job.completed_at if job is not None else None) or utcnow()),
                 }
             )
         self._sender(payload, run.actor)
