@@ -96,8 +96,11 @@ def track_workflow_run(event: Event, ctx: HandlerContext) -> None:
 
 @router.register("workflow_job")
 def track_workflow_job(event: Event, ctx: HandlerContext) -> None:
-    """A job of a dispatched run (one test of it) started or ended: show it on the dispatch's check."""
+    """A job of a dispatched run (one test of it) started or ended: show it on the dispatch's
+    check, and in the summary's runs section when it moved the run on."""
     job = event.payload.get("workflow_job") or {}
     if ctx.github is None or event.repository is None or not isinstance(job, dict):
         return
-    Tracker(ctx.github, ctx.effects(), DispatchStore(ctx.store), event.repository).job_news(job)
+    moved = Tracker(ctx.github, ctx.effects(), DispatchStore(ctx.store), event.repository).job_news(job)
+    if moved is not None:
+        refresh_summary_runs(ctx, moved.repository, moved.pr_number, moved.head_sha)

@@ -66,9 +66,17 @@ def rocm_check(dispatch_id: str) -> str:
     return f"{ROCM_CHECK}{dispatch_id}"
 
 
-def run_news(dispatch_id: str, status: str, conclusion: object) -> str:
-    """A run's status shown on its dispatch's check: once per status, however often delivered."""
-    return f"rocm-check-update:{dispatch_id}:{status}:{conclusion}"
+def run_news(dispatch_id: str, status: str, conclusion: object, attempt: int | None = None) -> str:
+    """A run's status shown on its dispatch's check: once per status of each attempt (a re-run's
+    states are shown again), however often delivered."""
+    again = f":attempt-{attempt}" if attempt is not None and attempt > 1 else ""
+    return f"rocm-check-update:{dispatch_id}:{status}:{conclusion}{again}"
+
+
+def check_shown_again(key: str, payload_digest: str) -> str:
+    """A dispatch's check written again after the write ``key``, because the run moved on while
+    that write was made: a write rendered from an earlier state may have landed last."""
+    return f"{key}:then:{payload_digest}"
 
 
 def job_news(dispatch_id: str, job_id: object, status: object, conclusion: object) -> str:

@@ -99,10 +99,12 @@ class WorkflowJob:
     html_url: str
     started_at: str | None = None
     completed_at: str | None = None
+    run_attempt: int = 1  # the attempt of its run the job belongs to (a re-run makes new jobs)
 
     @classmethod
     def from_api(cls, data: dict[str, Any]) -> WorkflowJob:
         """From the REST shape, which `workflow_job` webhooks share."""
+        attempt = data.get("run_attempt")
         return cls(
             id=int(data["id"]),
             name=str(data.get("name") or ""),
@@ -111,6 +113,7 @@ class WorkflowJob:
             html_url=str(data.get("html_url") or ""),
             started_at=data.get("started_at"),
             completed_at=data.get("completed_at"),
+            run_attempt=attempt if isinstance(attempt, int) and attempt > 0 else 1,
         )
 
 

@@ -295,8 +295,11 @@ class RocmRuns:
 
 def summary_runs(ctx: HandlerContext, repo: str, number: int, head: str) -> list[Run]:
     """A head's ROCm runs as the summary shows them."""
-    return [Run(d.suite, tuple(d.tests), d.conclusion or d.status, d.run_url)
-            for d in DispatchStore(ctx.store).for_pr(repo, number, head)]
+    return [_run(d) for d in DispatchStore(ctx.store).for_pr(repo, number, head)]
+
+
+def _run(d: Dispatch) -> Run:
+    return Run(d.suite, tuple(d.tests), d.conclusion or d.status, d.run_url)
 
 
 def refresh_summary_runs(ctx: HandlerContext, repo: str, number: int, head: str) -> None:
@@ -306,9 +309,13 @@ def refresh_summary_runs(ctx: HandlerContext, repo: str, number: int, head: str)
     existing = effects.known_summary(repo, number)
     if existing is None or SummaryState.load(existing[1]).head != head:
         return
-    body = with_runs(existing[1], summary_runs(ctx, repo, number, head))
+    records = DispatchStore(ctx.store).for_pr(repo, number, head)
+    body = with_runs(existing[1], [_run(d) for d in records])
     if body != existing[1]:
-        version = hashlib.sha1(body.encode(), usedforsecurity=False).hexdigest()[:12]
+        # An edit is made once per version: a re-run shows its first states again, so the runs'
+        # later attempts are part of the version.
+        again = [f"{d.dispatch_id}:{d.run_attempt}" for d in records if (d.run_attempt or 1) > 1]
+        version = hashlib.sha1("\n".join([body, *again]).encode(), usedforsecurity=False).hexdigest()[:12]
         effects.summary(repo, number, body, existing, version=version)
 
 

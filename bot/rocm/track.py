@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from datetime import datetime
 from typing import Any
@@ -11,9 +13,12 @@ from bot.github.effects import Effects
 from bot.github.port import WorkflowJob, Workflows
 from bot.rocm import decide, payloads
 from bot.rocm.dispatch import ensure_check, settle_run
-from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome
+from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome, RunNews
 
 IN_FLIGHT_SECONDS = 60.0  # a write begun this recently by another attempt may still be under way
+# How often one delivery writes the check again when the run moved on while it wrote: each time
+# means another delivery moved the run meanwhile (and writes it too), so a few suffice.
+SHOWN_AGAIN = 3
 
 STATUS = {
     "requested": "queued",
@@ -33,6 +38,21 @@ def job_target(name: str, tests: list[str]) -> str | None:
         if word in wanted:
             return word
     return None
+
+
+def epoch(when: object) -> int | None:
+    """GitHub's ISO 8601 time (`2026-11-30T10:00:00Z`) in whole seconds since the epoch; None
+    when it is missing or not a time."""
+    try:
+        return int(datetime.fromisoformat(str(when).replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return None
+
+
+def attempt_of(payload: dict[str, Any]) -> int:
+    """The run attempt a `workflow_run` or `workflow_job` is of (1 when not told)."""
+    attempt = payload.get("run_attempt")
+    return attempt if isinstance(attempt, int) and attempt > 0 else 1
 
 
 def seconds(job: WorkflowJob) -> float | None:
@@ -57,12 +77,23 @@ def record_job(store: DispatchStore, record: Dispatch, job: WorkflowJob) -> bool
         return False
     status = STATUS.get(job.status, "in_progress")
     done = status == "completed"
+    at = epoch(job.completed_at if done else job.started_at)
     store.record_outcome(
         record.dispatch_id,
         JobOutcome(path, job.id, status, job.conclusion if done else None, job.html_url or None,
-                   seconds(job) if done else None),
+                   seconds(job) if done else None, job.run_attempt, at),
     )
     return True
+
+
+def shown(record: Dispatch, outcomes: dict[str, JobOutcome]) -> dict[str, Any]:
+    """The check's payload for what is stored."""
+    return payloads.run_check_update(record, outcomes)
+
+
+def digest(payload: dict[str, Any]) -> str:
+    return hashlib.sha1(json.dumps(payload, sort_keys=True, default=str).encode(),
+                        usedforsecurity=False).hexdigest()[:12]
 
 
 class Tracker:
@@ -87,58 +118,82 @@ class Tracker:
 
     def run_news(self, run: dict[str, Any]) -> Dispatch | None:
         """Move the dispatch's check with its run: queued, in progress, completed, with each
-        test's result at the end. The dispatch, None for a run that is none."""
+        test's result at the end. News arrive out of order: the run only moves forward (per
+        attempt; a re-run starts over), and the check shows what is stored, not the delivery.
+        The dispatch, None for a run that is none."""
         found = self.dispatch_of(run)
         if found is None:
             return None
         dispatch_id = found.dispatch_id
         status = STATUS.get(str(run.get("status")), "in_progress")
         conclusion = run.get("conclusion") if status == "completed" else None
-        self.store.update(dispatch_id, run_id=run.get("id"), run_url=run.get("html_url"), status=status,
-                          conclusion=conclusion)
-        if isinstance(run.get("id"), int):
-            settle_run(self.effects, found, int(run["id"]))
+        run_id, url = run.get("id"), run.get("html_url")
+        news = RunNews(attempt_of(run), status, conclusion, epoch(run.get("updated_at")))
+        self.store.advance(dispatch_id, news, run_id=run_id if isinstance(run_id, int) else None,
+                           run_url=url if isinstance(url, str) else None)
+        if isinstance(run_id, int):
+            settle_run(self.effects, found, run_id)
         # a run whose dispatch died unseen; one whose dispatch is still making its check (the run's
         # first delivery often arrives meanwhile) is left to it: a second check would be a duplicate
         ensure_check(self.effects, self.store, dispatch_id, defer_to_live=IN_FLIGHT_SECONDS)
         record = self.store.get(dispatch_id)
         assert record is not None
-        if status == "completed" and record.run_id is not None:
+        if status == record.status == "completed" and record.run_id is not None:
             self._fill_from_jobs(record)
-        self._refresh_check(dispatch_id, keys.run_news(dispatch_id, status, conclusion))
+        self._refresh_check(dispatch_id)
         return record
 
-    def job_news(self, job: dict[str, Any]) -> None:
-        """A job of a dispatched run (one test of it) started or ended: show it on the check."""
+    def job_news(self, job: dict[str, Any]) -> Dispatch | None:
+        """A job of a dispatched run (one test of it) started or ended: show it on the check. A
+        job queued or started moves the run on too (its `workflow_run` news may come later);
+        the dispatch when it did, else None."""
         run_id = job.get("run_id")
         record = self.store.by_run(self.repo, run_id) if isinstance(run_id, int) else None
         if record is None:
-            return
-        started = job.get("status") == "in_progress" and record.status in ("requested", "queued")
-        if started:
-            self.store.update(record.dispatch_id, status="in_progress")
+            return None
+        status = STATUS.get(str(job.get("status")), "in_progress")
+        started = RunNews(attempt_of(job), status)
+        moved = status != "completed" and self.store.advance(record.dispatch_id, started)
         known = job_of(job)
-        if not (known is not None and record_job(self.store, record, known)) and not started:
-            return
+        if not (known is not None and record_job(self.store, record, known)) and not moved:
+            return None
         news = keys.job_news(record.dispatch_id, job.get("id"), job.get("status"), job.get("conclusion"))
         self._refresh_check(record.dispatch_id, news)
+        return record if moved else None
 
     def _fill_from_jobs(self, record: Dispatch) -> None:
-        """At the end of a run, read its jobs for the tests whose `workflow_job` news never came
-        (a lost delivery, or a run whose id was learnt only from its `workflow_run`)."""
+        """At the end of a run, read its jobs for the tests whose `workflow_job` news of this
+        attempt never came (a lost delivery, or a run whose id was learnt only from its
+        `workflow_run`)."""
         assert record.run_id is not None
+        attempt = record.run_attempt or 1
         known = self.store.outcomes(record.dispatch_id)
-        if all(p in known and known[p].status == "completed" for p in record.tests):
+        if all(p in known and known[p].status == "completed" and known[p].run_attempt >= attempt
+               for p in record.tests):
             return
         for job in self.gh.run_jobs(record.repository, record.run_id):
             record_job(self.store, record, job)
 
-    def _refresh_check(self, dispatch_id: str, news: str) -> None:
-        """Bring the dispatch's check up to date with its run and its tests; ``news`` (the
-        ledger key) names what changed, so a redelivered webhook does not write again."""
+    def _refresh_check(self, dispatch_id: str, news: str | None = None) -> None:
+        """Bring the dispatch's check up to date with what is stored of its run and its tests.
+        ``news`` (the ledger key) names a job's news; by default the key is the run's stored
+        state, so news that moved nothing (late, or redelivered) writes nothing.
+
+        Another delivery of the same run may move it on while this one writes, and its write may
+        land first: after writing, the stored state is read again and written once more when it
+        shows something else, so the last write shows the last state."""
         record = self.store.get(dispatch_id)
         assert record is not None
         if record.check_run_id is None:
             return
-        payload = payloads.run_check_update(record, self.store.outcomes(dispatch_id))
-        self.effects.update_check(news, record.repository, record.check_run_id, payload)
+        key = news or keys.run_news(dispatch_id, record.status, record.conclusion, record.run_attempt)
+        payload = shown(record, self.store.outcomes(dispatch_id))
+        self.effects.update_check(key, record.repository, record.check_run_id, payload)
+        for _ in range(SHOWN_AGAIN):
+            now = self.store.get(dispatch_id)
+            assert now is not None and now.check_run_id is not None
+            again = shown(now, self.store.outcomes(dispatch_id))
+            if again == payload:
+                return
+            key, payload = keys.check_shown_again(key, digest(again)), again
+            self.effects.update_check(key, now.repository, now.check_run_id, payload)

@@ -10,7 +10,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, func, select, update
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Integer,
+    Row,
+    String,
+    and_,
+    case,
+    func,
+    literal,
+    or_,
+    select,
+    update,
+)
 
 from bot.store.schema import approvals, deliveries, dispatches, selections, test_outcomes
 from bot.store.store import Store
@@ -27,6 +40,9 @@ NOT_SPENT = (*UNACCEPTED, WITHDRAWN)
 # again under its id; its run's `workflow_run` delivery settles it. It counts against the budgets
 # (it may be running), not as in flight.
 UNKNOWN = "unknown"
+# A run's states in the order they come, per attempt; any other status (a dispatch not yet
+# accepted, or accepted with no news) comes before them all.
+RUN_ORDER = {"queued": 0, "in_progress": 1, "completed": 2}
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,8 @@ class Dispatch:
     run_url: str | None
     check_run_id: int | None
     created_at: float
+    run_attempt: int | None = None  # of the news the status shows; None: no news yet
+    news_at: int | None = None  # GitHub's time of that news, whole seconds
 
     @classmethod
     def from_row(cls, row: Row[Any]) -> Dispatch:
@@ -109,6 +127,8 @@ class Dispatch:
             m["run_url"],
             m["check_run_id"],
             m["created_at"],
+            m["run_attempt"],
+            m["news_at"],
         )
 
     @property
@@ -126,6 +146,37 @@ class JobOutcome:
     conclusion: str | None
     job_url: str | None
     seconds: float | None
+    run_attempt: int = 1
+    at: int | None = None  # GitHub's time of this news of the job, whole seconds
+
+
+@dataclass(frozen=True)
+class RunNews:
+    """One state of a run, as a `workflow_run` (or `workflow_job`) delivery tells it."""
+
+    attempt: int
+    status: str  # queued | in_progress | completed (RUN_ORDER)
+    conclusion: str | None = None
+    at: int | None = None  # GitHub's `updated_at`, whole seconds; None when not told
+
+
+def _rank(status: ColumnElement[Any]) -> ColumnElement[int]:
+    return case(*((status == name, rank) for name, rank in RUN_ORDER.items() if rank), else_=0)
+
+
+def later(old: tuple[ColumnElement[Any], ColumnElement[Any], ColumnElement[Any]],
+          new: tuple[ColumnElement[Any], ColumnElement[Any], ColumnElement[Any]]) -> ColumnElement[bool]:
+    """Whether news ``new`` (attempt, status, time) comes after the stored ``old``: a later
+    attempt (a re-run starts over), or in the same attempt a later state, or the same state told
+    at a later second. Equal news is not later: the first stays, and a redelivery changes
+    nothing. A stored attempt of NULL is the first; news with no time is later only when it
+    moves to a later state. In SQL, so the comparison and the write are one statement: two workers with two
+    deliveries of one run cannot move it backwards between reading and writing."""
+    old_attempt, new_attempt = func.coalesce(old[0], 1), new[0]
+    old_rank, new_rank = _rank(old[1]), _rank(new[1])
+    same_state = and_(new_rank == old_rank, new[2].is_not(None), or_(old[2].is_(None), old[2] < new[2]))
+    return or_(new_attempt > old_attempt,
+               and_(new_attempt == old_attempt, or_(new_rank > old_rank, same_state)))
 
 
 class DispatchStore:
@@ -338,6 +389,30 @@ class DispatchStore:
                 .values(status=UNKNOWN, updated_at=time.time())
             ).rowcount)
 
+    def advance(self, dispatch_id: str, news: RunNews, *, run_id: int | None = None,
+                run_url: str | None = None) -> bool:
+        """Move a dispatch's run on to ``news``, unless the stored state is as late or later
+        (see :func:`later`): one conditional UPDATE. True when it moved. The run's id and URL
+        are learnt either way when the row has none yet."""
+        d = dispatches.c
+        new = (literal(news.attempt, Integer), literal(news.status, String), literal(news.at, BigInteger))
+        values: dict[str, Any] = {"status": news.status, "conclusion": news.conclusion,
+                                  "run_attempt": news.attempt, "news_at": news.at, "updated_at": time.time()}
+        if run_id is not None:
+            values["run_id"] = run_id
+        if run_url is not None:
+            values["run_url"] = run_url
+        with self.engine.begin() as conn:
+            moved = bool(conn.execute(
+                update(dispatches)
+                .where(d.dispatch_id == dispatch_id, later((d.run_attempt, d.status, d.news_at), new))
+                .values(**values)
+            ).rowcount)
+            if not moved and run_id is not None:
+                conn.execute(update(dispatches).where(d.dispatch_id == dispatch_id, d.run_id.is_(None))
+                             .values(run_id=run_id, run_url=run_url, updated_at=time.time()))
+        return moved
+
     def update(self, dispatch_id: str, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(
@@ -401,25 +476,29 @@ class DispatchStore:
 
     # per-test outcomes --------------------------------------------------------
 
-    def record_outcome(self, dispatch_id: str, outcome: JobOutcome) -> None:
-        """Keep the latest news of a test's job. Deliveries arrive out of order: a job's
-        `in_progress` that comes after its `completed` must not undo it."""
+    def record_outcome(self, dispatch_id: str, outcome: JobOutcome) -> bool:
+        """Keep the latest news of a test's job, in the order of :func:`later` (attempt, state,
+        time). Deliveries arrive out of order: a job's `in_progress` that comes after its
+        `completed` must not undo it, nor a first attempt's news a re-run's. True when kept."""
         values = {
             "job_id": outcome.job_id,
             "status": outcome.status,
             "conclusion": outcome.conclusion,
             "job_url": outcome.job_url,
             "seconds": outcome.seconds,
+            "run_attempt": outcome.run_attempt,
+            "news_at": outcome.at,
             "updated_at": time.time(),
         }
         stmt = self._insert()(test_outcomes).values(dispatch_id=dispatch_id, path=outcome.path, **values)
+        t, new = test_outcomes.c, stmt.excluded
         stmt = stmt.on_conflict_do_update(
             index_elements=["dispatch_id", "path"],
             set_=values,
-            where=None if outcome.status == "completed" else test_outcomes.c.status != "completed",
-        )
+            where=later((t.run_attempt, t.status, t.news_at), (new.run_attempt, new.status, new.news_at)),
+        ).returning(t.id)  # a row only when one was written: the rowcount does not say so on PostgreSQL
         with self.engine.begin() as conn:
-            conn.execute(stmt)
+            return conn.execute(stmt).first() is not None
 
     def outcomes(self, dispatch_id: str) -> dict[str, JobOutcome]:
         query = select(test_outcomes).where(test_outcomes.c.dispatch_id == dispatch_id)
@@ -427,7 +506,8 @@ class DispatchStore:
             rows = conn.execute(query).all()
         return {
             m["path"]: JobOutcome(
-                m["path"], m["job_id"], m["status"], m["conclusion"], m["job_url"], m["seconds"]
+                m["path"], m["job_id"], m["status"], m["conclusion"], m["job_url"], m["seconds"],
+                m["run_attempt"] or 1, m["news_at"],
             )
             for m in (r._mapping for r in rows)
         }

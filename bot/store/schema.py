@@ -119,6 +119,10 @@ dispatches = Table(
     Column("check_run_id", BigInteger),
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
+    # The run news the status shows: its attempt (NULL: none yet, taken as the first) and GitHub's
+    # time of it (whole seconds since the epoch), so late news of an earlier state is ignored.
+    Column("run_attempt", Integer),
+    Column("news_at", BigInteger),
     Index("ix_dispatches_pr", "repository", "pr_number", "head_sha"),
     Index("ix_dispatches_run", "repository", "run_id"),
     Index("ix_dispatches_created", "repository", "created_at"),
@@ -138,5 +142,7 @@ test_outcomes = Table(
     Column("job_url", String(500)),
     Column("seconds", Float),
     Column("updated_at", Float, nullable=False),
+    Column("run_attempt", Integer),  # as in dispatches: the job's run attempt and time
+    Column("news_at", BigInteger),
     UniqueConstraint("dispatch_id", "path", name="uq_test_outcome"),
 )

@@ -21,8 +21,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         with db.engine.begin() as conn:
             conn.execute(
                 text(
-                    "TRUNCATE deliveries, pr_leases, effects, selections, approvals, dispatches"
-                    " RESTART IDENTITY"
+                    "TRUNCATE deliveries, pr_leases, effects, selections, approvals, dispatches,"
+                    " test_outcomes RESTART IDENTITY"
                 )
             )
     yield db

@@ -353,7 +353,7 @@ def test_readiness_names_the_missing_migration(tmp_path: object) -> None:
     db = Store(f"sqlite:///{tmp_path}/empty.db")
     with pytest.raises(StoreError, match="run `rocmbot db upgrade`"):
         db.check_ready()
-    assert db.upgrade() == db.head_revision() == "0003"
+    assert db.upgrade() == db.head_revision() == "0004"
     db.check_ready()
     db.close()
     gone = Store("postgresql://nobody@127.0.0.1:1/none")
@@ -389,7 +389,7 @@ def test_a_tests_outcome_never_goes_back_from_completed(store: Store) -> None:
     runs.record_outcome("d1", JobOutcome(path, 5, "completed", "failure", "https://x/5", 61.0))
     runs.record_outcome("d1", JobOutcome(path, 5, "in_progress", None, "https://x/5", None))  # late
     assert runs.outcomes("d1") == {path: JobOutcome(path, 5, "completed", "failure", "https://x/5", 61.0)}
-    runs.record_outcome("d1", JobOutcome(path, 9, "completed", "success", "https://x/9", 30.0))  # re-run
+    runs.record_outcome("d1", JobOutcome(path, 9, "completed", "success", "https://x/9", 30.0, 2))  # re-run
     assert runs.outcomes("d1")[path].conclusion == "success"
     assert runs.outcomes("d2") == {}
 
