@@ -71,19 +71,19 @@ def job_of(payload: dict[str, Any]) -> WorkflowJob | None:
 
 
 def record_job(store: DispatchStore, record: Dispatch, job: WorkflowJob) -> bool:
-    """Keep the outcome of the test a job ran; False for a job that ran no test of the dispatch."""
+    """Keep the outcome of the test a job ran; False for a job that ran no test of the dispatch,
+    and for news of it that is not later than what is kept (late, or delivered again)."""
     path = job_target(job.name, record.tests)
     if path is None:
         return False
     status = STATUS.get(job.status, "in_progress")
     done = status == "completed"
     at = epoch(job.completed_at if done else job.started_at)
-    store.record_outcome(
+    return store.record_outcome(
         record.dispatch_id,
         JobOutcome(path, job.id, status, job.conclusion if done else None, job.html_url or None,
                    seconds(job) if done else None, job.run_attempt, at),
     )
-    return True
 
 
 def shown(record: Dispatch, outcomes: dict[str, JobOutcome]) -> dict[str, Any]:

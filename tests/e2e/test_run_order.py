@@ -50,13 +50,16 @@ def test_an_in_progress_delivered_after_completed_changes_nothing(world: World) 
     sim.advance_job(run, _job(MOE), "completed", "failure", notify=True)
     sim.advance_run(run, "completed", "failure", notify=True)
     world.settle()
-    assert (_check(world, pr).status, _check(world, pr).conclusion) == ("completed", "failure")
+    check = _check(world, pr)
+    assert (check.status, check.conclusion) == ("completed", "failure")
+    patches = len(sim.state.find_calls("PATCH", f"/repos/*/check-runs/{check.id}"))
     late = sim.release_news(run)
     assert [(d.event, d.action, d.status_code) for d in late] == [
         ("workflow_run", "in_progress", 202), ("workflow_job", "in_progress", 202)]
     world.settle()
     check = _check(world, pr)
     assert (check.status, check.conclusion) == ("completed", "failure")
+    assert len(sim.state.find_calls("PATCH", f"/repos/*/check-runs/{check.id}")) == patches  # nothing new
     assert "(1 failed)" in (check.title or "") and f"| `{MOE}` | [failure](" in (check.summary or "")
     record = _dispatch(world, pr)
     assert (record.status, record.conclusion, record.active) == ("completed", "failure", False)

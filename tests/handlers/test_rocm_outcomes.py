@@ -59,8 +59,9 @@ def test_a_job_without_an_id_or_test_is_not_recorded() -> None:
     recorded: list[JobOutcome] = []
 
     class Store:
-        def record_outcome(self, dispatch_id: str, outcome: JobOutcome) -> None:
+        def record_outcome(self, dispatch_id: str, outcome: JobOutcome) -> bool:
             recorded.append(outcome)
+            return True
 
     store = Store()
     plan = job_of({"id": 3, "name": "plan", "status": "completed"})
