@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from alembic import command
 
@@ -13,6 +16,7 @@ from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome, RunNews
 from bot.store.store import Store
 
 A = "tests/e2e/test_a.py"
+T = TypeVar("T")
 
 
 def _accepted(runs: DispatchStore, dispatch_id: str = "d1", run_id: int | None = 5) -> None:
@@ -87,6 +91,27 @@ def test_a_withdrawn_or_unaccepted_dispatch_takes_its_runs_news(store: Store) ->
     assert _state(runs) == (1, "in_progress", None, 100)
 
 
+def _at_once(items: Sequence[T], apply: Callable[[T], object], workers: int = 4) -> None:
+    """Apply ``items`` from ``workers`` threads started together, each taking every n-th."""
+    start = threading.Barrier(workers)
+    errors: list[BaseException] = []
+
+    def work(share: Sequence[T]) -> None:
+        try:
+            start.wait()
+            for item in share:
+                apply(item)
+        except BaseException as exc:  # raised below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(items[n::workers],)) for n in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
 def _news(attempts: int) -> list[RunNews]:
     out = []
     for attempt in range(1, attempts + 1):
@@ -106,25 +131,23 @@ def test_concurrent_news_of_one_run_end_at_its_last_state(store: Store) -> None:
         _accepted(runs, dispatch_id, run_id=100 + round_)
         news = _news(2) * 2  # each delivered twice
         rng.shuffle(news)
-        start = threading.Barrier(4)
-        errors: list[BaseException] = []
-
-        def work(share: list[RunNews], dispatch_id: str = dispatch_id, start: threading.Barrier = start,
-                 errors: list[BaseException] = errors) -> None:
-            try:
-                start.wait()
-                for item in share:
-                    runs.advance(dispatch_id, item)
-            except BaseException as exc:  # reported below, with the round
-                errors.append(exc)
-
-        threads = [threading.Thread(target=work, args=(news[n::4],)) for n in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert errors == []
+        _at_once(news, partial(runs.advance, dispatch_id))
         assert _state(runs, dispatch_id) == (2, "completed", "failure", 205), round_
+
+
+def test_concurrent_news_of_one_job_end_at_its_last_outcome(store: Store) -> None:
+    runs = DispatchStore(store)
+    rng = random.Random(11)
+    last = JobOutcome(A, 20, "completed", "success", None, 9.0, 2, 160)
+    for round_ in range(8):
+        dispatch_id = f"j{round_}"
+        news = [JobOutcome(A, 10, "queued", None, None, None, 1, 100),
+                JobOutcome(A, 10, "in_progress", None, None, None, 1, 101),
+                JobOutcome(A, 10, "completed", "failure", None, 4.0, 1, 105),
+                JobOutcome(A, 20, "in_progress", None, None, None, 2, 150), last] * 2
+        rng.shuffle(news)
+        _at_once(news, partial(runs.record_outcome, dispatch_id))
+        assert runs.outcomes(dispatch_id) == {A: last}, round_
 
 
 def test_a_tests_outcome_moves_forward_per_attempt(store: Store) -> None:
