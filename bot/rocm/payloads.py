@@ -197,9 +197,13 @@ def run_check(
 
 
 def queued_check(record: Dispatch) -> dict[str, Any]:
-    """The check a dispatch gets once GitHub accepted it."""
+    """The check a dispatch gets once GitHub accepted it: queued, or the state stored of its run
+    when the check is made late (the workers' sweep making it for a run that moved on, or was
+    cancelled, meanwhile), so that no later news is needed to show it."""
+    done = record.status == "completed" and bool(record.conclusion)
+    status = "completed" if done else "in_progress" if record.status == "in_progress" else "queued"
     return run_check(record.head_sha, record.dispatch_id, record.suite, record.tests, record.gpu_minutes,
-                     "queued")
+                     status, conclusion=record.conclusion if done else None, url=record.run_url)
 
 
 def run_check_update(record: Dispatch, outcomes: dict[str, JobOutcome]) -> dict[str, Any]:

@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 from bot.formats.markdown import RUNS_END, RUNS_START
+from bot.github.context import context_factory
+from bot.rocm.pending import sweep
 from bot.store.dispatch import Dispatch, DispatchStore, RunNews
 from ghsim.state import PullRequest
 from tests.e2e.conftest import TEMPLATE, World, make_world
-from tests.e2e.test_dispatch import GOOD, MOE, WORKFLOW, _comment, _job, _opened, _reactions, _runs
+from tests.e2e.test_dispatch import BAD, GOOD, MOE, WORKFLOW, _comment, _job, _opened, _reactions, _runs
 
 SUMMARY = "<!-- rocmbot:summary"
 
@@ -126,3 +128,28 @@ def test_a_check_write_of_an_earlier_state_that_lands_last_is_made_again(world: 
     assert [c.body["status"] for c in patches] == ["in_progress", "completed"]
     check = _check(world, pr)
     assert (check.status, check.conclusion) == ("completed", "success")
+
+
+def test_a_check_made_late_for_a_cancelled_run_shows_it_cancelled(tmp_path: Path) -> None:
+    """GitHub failed every attempt to make a dispatch's check, and the PR was closed (its run
+    cancelled) before the workers' sweep made it: the check is made in the run's stored state,
+    not queued, which no later news would have changed."""
+    for world in make_world(tmp_path, {WORKFLOW: TEMPLATE}, max_attempts=1, pending_effect_seconds=3600):
+        pr = _opened(world, {MOE: BAD})  # error findings: nothing dispatched until forced
+        failing = world.sim.faults.fail(502, times=None, method="POST", path="/repos/*/check-runs")
+        _comment(world, pr, "/run-amd --force", "lead")
+        (run,) = _runs(world)
+        assert world.checks(pr.head_sha, "rocmbot / rocm") == [] and world.store.counts()["dead"] == 1
+        world.sim.faults.clear()
+        assert failing.hits > 0
+        world.sim.state.set_pull_state(pr, state="closed")
+        world.deliver("pull_request", world.sim.payloads.pull_request(pr, "closed"))
+        world.settle()
+        assert (run.status, run.conclusion) == ("completed", "cancelled")
+        record = _dispatch(world, pr)
+        assert (record.status, record.conclusion, record.check_run_id) == ("completed", "cancelled", None)
+        swept = sweep(world.store, context_factory(world.settings, world.store), 0.0)
+        assert swept.checks == [record.dispatch_id]
+        check = _check(world, pr)
+        assert (check.status, check.conclusion, check.external_id) == ("completed", "cancelled",
+                                                                       record.dispatch_id)

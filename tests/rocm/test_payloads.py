@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.rocm import payloads
 from bot.store.dispatch import Dispatch, JobOutcome, SelectedTest, Selection
 from config.repo import DispatchConfig
@@ -30,8 +32,13 @@ def test_a_refused_automatic_dispatch_is_a_failed_check() -> None:
 def test_a_dispatch_s_check_follows_its_run() -> None:
     record = Dispatch("d" * 16, "o/r", 1, H, MOE.suite, [MOE.path], 40.0, "dev", "completed", "success", 5,
                       "https://github.com/o/r/actions/runs/5", 9, 0.0)
-    queued = payloads.queued_check(record)
-    assert (queued["status"], queued["external_id"], queued["head_sha"]) == ("queued", "d" * 16, H)
+    made = payloads.queued_check(record)  # made late, for a run that has ended: in its state
+    assert (made["status"], made["conclusion"], made["external_id"], made["head_sha"]) == (
+        "completed", "success", "d" * 16, H)
+    assert made["details_url"] == record.run_url
+    for status, shown in (("queued", "queued"), ("dispatching", "queued"), ("in_progress", "in_progress")):
+        check = payloads.queued_check(replace(record, status=status, conclusion=None))
+        assert check["status"] == shown and "conclusion" not in check
     done = payloads.run_check_update(record, {MOE.path: JobOutcome(MOE.path, 1, "completed", "success", None,
                                                                    60.0)})
     assert "head_sha" not in done and "name" not in done
