@@ -192,11 +192,13 @@ class Dispatcher:
             if run_id is not None and not self.effects.cancel_run(d.dispatch_id, repo, run_id):
                 self._ended_first(d, run_id)
                 continue
-            self.runs.update(d.dispatch_id, status="completed", conclusion="cancelled")
+            # the check first: a retry after a failed write finds the row still in flight and
+            # writes it again, where a row already marked cancelled would be passed over
             check_run_id = (self.runs.get(d.dispatch_id) or d).check_run_id
             if check_run_id is not None:
                 self.effects.update_check(keys.cancelled_check(d.dispatch_id), repo, check_run_id,
                                           CANCELLED_CHECK)
+            self.runs.update(d.dispatch_id, status="completed", conclusion="cancelled")
             cancelled.append(d)
         return cancelled
 

@@ -153,3 +153,21 @@ def test_a_check_made_late_for_a_cancelled_run_shows_it_cancelled(tmp_path: Path
         check = _check(world, pr)
         assert (check.status, check.conclusion, check.external_id) == ("completed", "cancelled",
                                                                        record.dispatch_id)
+
+
+def test_a_cancelled_runs_check_written_after_a_failed_attempt(world: World) -> None:
+    """GitHub answers 502 to the first writes of the cancelled check of a closed PR's run (the
+    delivery fails and is retried): each retry finds the dispatch still in flight and writes the
+    check again, where one marked cancelled before its check was written was passed over."""
+    pr = _opened(world, {MOE: GOOD})
+    (run,) = _runs(world)
+    check = _check(world, pr)
+    failing = world.sim.faults.fail(502, times=3, method="PATCH", path=f"/repos/*/check-runs/{check.id}")
+    world.sim.state.set_pull_state(pr, state="closed")
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "closed"))
+    world.settle()
+    assert failing.hits == 3
+    assert (run.status, run.conclusion) == ("completed", "cancelled")
+    check = _check(world, pr)
+    assert (check.status, check.conclusion) == ("completed", "cancelled")
+    assert (_dispatch(world, pr).status, _dispatch(world, pr).conclusion) == ("completed", "cancelled")
