@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from bot.github import keys
@@ -212,9 +213,10 @@ class Dispatcher:
                     if r.id == run_id), None)
         if run is None or run.status != "completed":
             return
-        self.runs.update(record.dispatch_id, status="completed", conclusion=run.conclusion)
         current = self.runs.get(record.dispatch_id)
-        if current is not None and current.check_run_id is not None:
+        if current is not None and current.check_run_id is not None:  # first, as in cancel()
+            ended = replace(current, status="completed", conclusion=run.conclusion)
             self.effects.update_check(keys.run_news(record.dispatch_id, "completed", run.conclusion),
                                       record.repository, current.check_run_id,
-                                      run_check_update(current, self.runs.outcomes(record.dispatch_id)))
+                                      run_check_update(ended, self.runs.outcomes(record.dispatch_id)))
+        self.runs.update(record.dispatch_id, status="completed", conclusion=run.conclusion)

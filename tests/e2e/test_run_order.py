@@ -171,3 +171,23 @@ def test_a_cancelled_runs_check_written_after_a_failed_attempt(world: World) -> 
     check = _check(world, pr)
     assert (check.status, check.conclusion) == ("completed", "cancelled")
     assert (_dispatch(world, pr).status, _dispatch(world, pr).conclusion) == ("completed", "cancelled")
+
+
+def test_the_check_of_a_run_that_ended_before_its_cancel_is_written_after_a_failed_attempt(
+    world: World,
+) -> None:
+    """The run had completed, unseen, when the PR closed: GitHub refuses the cancel (409) and the
+    check shows how the run ended, read from GitHub; the first writes of it fail, and each
+    retry finds the dispatch still in flight and writes it again."""
+    pr = _opened(world, {MOE: GOOD})
+    (run,) = _runs(world)
+    check = _check(world, pr)
+    world.sim.state.set_run_status(run, "completed", "success")  # its news not delivered
+    failing = world.sim.faults.fail(502, times=3, method="PATCH", path=f"/repos/*/check-runs/{check.id}")
+    world.sim.state.set_pull_state(pr, state="closed")
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "closed"))
+    world.settle()
+    assert failing.hits == 3 and world.sim.state.find_calls("POST", "*/cancel")[-1].status == 409
+    check = _check(world, pr)
+    assert (check.status, check.conclusion) == ("completed", "success")
+    assert (_dispatch(world, pr).status, _dispatch(world, pr).conclusion) == ("completed", "success")
