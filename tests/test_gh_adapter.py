@@ -286,3 +286,17 @@ def test_a_403_that_is_no_rate_limit_is_lost_access(sim: Simulator, seeded: Seed
 ])
 def test_what_is_out_of_reach_for_good(status: int, request_line: str, expected: bool) -> None:
     assert unreachable(status, request_line) is expected
+
+
+def test_one_run_is_read_by_its_id(sim: Simulator, seeded: Seeded) -> None:
+    port, repo, _ = seeded
+    workflow = (Path(__file__).parents[1] / "config" / "workflows" / "rocm-targeted.yml").read_text()
+    sim.state.add_workflow(repo, ".github/workflows/rocm-targeted.yml", workflow)
+    inputs = {"tests": "tests/test_a.py", "suite": "stage-c-4-gpu-mi350", "pr_number": "1",
+              "head_sha": "a" * 40, "dispatch_id": "0123456789abcdef"}
+    run_id = port.dispatch_workflow("octo/miles", ".github/workflows/rocm-targeted.yml", "main", inputs)
+    assert run_id is not None
+    sim.state.set_run_status(run_id, "completed", "failure")
+    found = port.workflow_run("octo/miles", run_id)
+    assert found is not None and (found.id, found.status, found.conclusion) == (run_id, "completed", "failure")
+    assert port.workflow_run("octo/miles", run_id + 999) is None  # GitHub does not know it

@@ -546,6 +546,14 @@ class PyGithubPort:
         )
         return [_run(r) for r in data.get("workflow_runs", [])]
 
+    def workflow_run(self, repo: str, run_id: int) -> WorkflowRun | None:
+        try:
+            return _run(self._call("GET", f"/repos/{repo}/actions/runs/{run_id}"))
+        except GithubException as exc:
+            if exc.status != 404:
+                raise
+            return None
+
     def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
         pages = self._pages(f"/repos/{repo}/actions/runs/{run_id}/jobs", key="jobs")
         return [WorkflowJob.from_api(j) for j in pages]

@@ -214,6 +214,9 @@ class LocalPort:
     ) -> list[WorkflowRun]:
         return []
 
+    def workflow_run(self, repo: str, run_id: int) -> WorkflowRun | None:
+        return None
+
     def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
         return []
 

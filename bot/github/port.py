@@ -160,6 +160,10 @@ class Workflows(Protocol):
         """The jobs of a run's latest attempt."""
         ...
 
+    def workflow_run(self, repo: str, run_id: int) -> WorkflowRun | None:
+        """One run by its id; None when GitHub does not know it."""
+        ...
+
 
 class Checks(Protocol):
     """Check runs: read, made and updated."""

@@ -205,18 +205,19 @@ class Dispatcher:
 
     def _ended_first(self, record: Dispatch, run_id: int) -> None:
         """A run GitHub would not cancel, having completed: its check shows how it ended, read
-        from GitHub, under the ledger key its `completed` news uses (so that news, delivered
-        before or after, writes nothing more); not found in the listing: the news will tell."""
+        from GitHub by its id, under the ledger key its `completed` news uses (so that news,
+        delivered before or after, writes nothing more); a run GitHub does not know: the news
+        will tell."""
         log.info("run completed before it could be cancelled",
                  extra={"repository": record.repository, "dispatch_id": record.dispatch_id, "run_id": run_id})
-        run = next((r for r in self.gh.workflow_runs(record.repository, self.config.dispatch.workflow)
-                    if r.id == run_id), None)
+        run = self.gh.workflow_run(record.repository, run_id)
         if run is None or run.status != "completed":
             return
         current = self.runs.get(record.dispatch_id)
         if current is not None and current.check_run_id is not None:  # first, as in cancel()
             ended = replace(current, status="completed", conclusion=run.conclusion)
-            self.effects.update_check(keys.run_news(record.dispatch_id, "completed", run.conclusion),
+            key = keys.run_news(record.dispatch_id, "completed", run.conclusion, current.run_attempt)
+            self.effects.update_check(key,
                                       record.repository, current.check_run_id,
                                       run_check_update(ended, self.runs.outcomes(record.dispatch_id)))
         self.runs.update(record.dispatch_id, status="completed", conclusion=run.conclusion)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +35,29 @@ def test_closing_or_merging_a_pr_cancels_its_rocm_runs(world: World, merged: boo
     assert check.conclusion == "cancelled"
 
 
-@pytest.mark.parametrize("news", ["never", "after"])
-def test_a_run_that_completed_before_the_cancel_shows_how_it_ended(world: World, news: str) -> None:
+def _bury(world: World, run: Any, newer: int = 120) -> None:
+    """``newer`` runs of the workflow made after ``run``: it is no longer on the first page of
+    the run list (100 runs, newest first)."""
+    state = world.sim.state
+    with state.lock:
+        for n in range(newer):
+            other = replace(run, id=state.next_id() + 500_000_000, status="completed", conclusion="success",
+                            inputs={**run.inputs, "dispatch_id": f"{n:016x}"})
+            state.runs[other.id] = other
+
+
+@pytest.mark.parametrize(("news", "buried"), [("never", False), ("after", False), ("never", True)])
+def test_a_run_that_completed_before_the_cancel_shows_how_it_ended(
+        world: World, news: str, buried: bool) -> None:
     """Closing cancels the PR's runs; a run that had just succeeded answers the cancel with 409.
-    Its check shows the run's real conclusion (read from GitHub), not "cancelled", whether its
-    own news comes after or not at all. Found by bench/chaos.py."""
+    Its check shows the run's real conclusion (read from GitHub by its id, however many runs
+    came after it), not "cancelled", whether its own news comes after or not at all. Found by
+    bench/chaos.py."""
     pr = _opened(world, {MOE: GOOD})
     (run,) = _runs(world)
     world.sim.state.set_run_status(run, "completed", "success")
+    if buried:
+        _bury(world, run)
     _close(world, pr)
     assert run.conclusion == "success"
     if news == "after":
