@@ -298,5 +298,6 @@ def test_one_run_is_read_by_its_id(sim: Simulator, seeded: Seeded) -> None:
     assert run_id is not None
     sim.state.set_run_status(run_id, "completed", "failure")
     found = port.workflow_run("octo/miles", run_id)
-    assert found is not None and (found.id, found.status, found.conclusion) == (run_id, "completed", "failure")
+    assert found is not None
+    assert (found.id, found.status, found.conclusion) == (run_id, "completed", "failure")
     assert port.workflow_run("octo/miles", run_id + 999) is None  # GitHub does not know it
