@@ -780,6 +780,12 @@ def expected_effects(table: Table, w: World, traffic: Traffic, checks: list[Any]
             gaps.append({"comment": command.comment_id, "missing": "answer", "body": command.body,
                          "by": command.author})
     table.notes["expected_missing"] = gaps[:30]
+    table.notes["expected"] = {
+        "final_heads": len(traffic.pulls),
+        "runs_due": sum(1 for pull in traffic.pulls if traffic.must_run(pull) is not None),
+        "run_checks": sum(1 for run in runs if (ROCM_CHECK, str(run.inputs.get("dispatch_id"))) in newest),
+        "commands": sum(1 for c in traffic.commands if c.body != "APPROVED review"),
+    }
 
 
 # ------------------------------------------------------------------------------------ running
