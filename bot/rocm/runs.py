@@ -79,7 +79,7 @@ class RocmRuns:
     def head_at(self, when: float) -> str:
         """The PR's head when a comment was written at ``when``, as the bot saw the heads
         arrive; empty when it was written before the bot knew any."""
-        return self._store.head_at(self.repo, self.number, when) or ""
+        return self._store.head_at(self.repo, self.number, when, self.pr.head_sha) or ""
 
     # what to run ---------------------------------------------------------------------------
 

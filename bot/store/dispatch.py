@@ -282,11 +282,14 @@ class DispatchStore:
 
     # approvals -------------------------------------------------------------
 
-    def head_at(self, repo: str, pr: int, when: float) -> str | None:
+    def head_at(self, repo: str, pr: int, when: float, current: str | None = None) -> str | None:
         """The head an approval written at ``when`` (a GitHub timestamp, whole seconds) covers:
-        of the heads whose first delivery came before that second began, the one that came
-        last. A head first seen within the comment's second may have come after the comment:
-        it is not covered. None: no head was seen before."""
+        the PR's ``current`` head when its first delivery came before that second began;
+        otherwise, of the heads whose first delivery came before then, the one that came last
+        (GitHub delivers a burst of pushes in any order, so the last to arrive is not always
+        the newest: the current head decides when it was seen). A head first seen within the
+        comment's second may have come after the comment: it is not covered. None: no head
+        was seen before."""
         seen = func.min(deliveries.c.received_at)
         query = (
             select(deliveries.c.head_sha, seen)
@@ -297,6 +300,8 @@ class DispatchStore:
             heads = [(float(first), str(head)) for head, first in conn.execute(query).all()]
         start = math.floor(when)
         known = [(first, head) for first, head in heads if first < start]
+        if current is not None and any(head == current for _, head in known):
+            return current
         return max(known)[1] if known else None
 
     def approve(self, repo: str, pr: int, head: str, digest: str, approver: str, via: str) -> bool:

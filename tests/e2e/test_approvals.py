@@ -224,3 +224,22 @@ def test_a_maintainers_command_waits_for_the_analysis_of_the_head_it_acts_on(wor
     world.settle()
     (run,) = _runs(world)
     assert run.inputs["head_sha"] == pr.head_sha
+
+
+def test_an_approval_covers_the_current_head_when_the_pushes_arrived_out_of_order(world: World) -> None:
+    """Two pushes in a row; GitHub delivers the second's `synchronize` before the first's. The
+    maintainer's `/approve-amd` covers the PR's head (seen before the comment), not the head
+    whose delivery happened to arrive last."""
+    pr = _fork_pr(world)
+    first_before = pr.head_sha
+    world.sim.state.push(pr, {"docs/note.md": "one"})
+    first = world.sim.payloads.pull_request(pr, "synchronize", before=first_before)
+    second_before = pr.head_sha
+    world.sim.state.push(pr, {"docs/note.md": "two"})
+    world.deliver("pull_request", world.sim.payloads.pull_request(pr, "synchronize", before=second_before))
+    world.settle()
+    world.deliver("pull_request", first)  # the older push, delivered last
+    world.settle()
+    _comment(world, pr, "/approve-amd", "lead")
+    (run,) = _runs(world)
+    assert run.inputs["head_sha"] == pr.head_sha

@@ -452,3 +452,20 @@ def test_an_approval_covers_only_the_heads_seen_before_its_second_began(store: S
     assert runs.head_at("octo/miles", 1, 1006) == same
     assert runs.head_at("octo/miles", 1, 1007) == later
     assert runs.head_at("octo/miles", 2, 1007) is None  # another PR's heads are not this one's
+
+
+def test_an_approval_covers_the_current_head_seen_before_it_whatever_came_in_later(store: Store) -> None:
+    """A burst of pushes is delivered in any order: the push of the current head may arrive
+    before that of the head it replaced. The current head, seen before the comment's second,
+    is what the approver could have seen; not the last head to arrive. Found by bench/chaos.py:
+    a maintainer's `/run-amd --force` was refused as written for an older head."""
+    runs = DispatchStore(store)
+    older, current = "a" * 40, "b" * 40
+    _add(store, "d1", sha=current, now=1000.1)
+    _add(store, "d2", sha=older, now=1000.6)  # the older push's delivery came in second
+    assert runs.head_at("octo/miles", 1, 1001) == older  # the last to arrive, without the current head
+    assert runs.head_at("octo/miles", 1, 1001, current) == current
+    assert runs.head_at("octo/miles", 1, 1000, current) is None  # neither seen before the second
+    newer = "c" * 40
+    _add(store, "d3", sha=newer, now=1001.2)  # the current head moved on within the comment's second
+    assert runs.head_at("octo/miles", 1, 1001, newer) == older  # not covered: names what came last before
