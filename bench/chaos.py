@@ -1084,6 +1084,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per campaign at most")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="keep the campaign's databases and process logs in DIR (default: removed)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)  # GitHub's 5xx are the point here
 
@@ -1093,8 +1095,12 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_term)
     campaign = Campaign(deliveries=args.deliveries, prs=args.prs, kills=args.kills, seed=args.seed,
                         timeout=args.timeout)
-    with tempfile.TemporaryDirectory(prefix="rocmbot-chaos-") as workdir:
-        tables = run_campaigns(list(args.campaign or CAMPAIGNS), campaign, Path(workdir))
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        tables = run_campaigns(list(args.campaign or CAMPAIGNS), campaign, args.keep)
+    else:
+        with tempfile.TemporaryDirectory(prefix="rocmbot-chaos-") as workdir:
+            tables = run_campaigns(list(args.campaign or CAMPAIGNS), campaign, Path(workdir))
     sys.stdout.write(render(tables))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({
