@@ -28,8 +28,17 @@ def ensure_check(effects: Effects, runs: DispatchStore, dispatch_id: str, *, def
         return
     check_id = effects.make_check(keys.rocm_check(dispatch_id), record.repository, queued_check(record),
                                   defer_to_live=defer_to_live)
-    if check_id is not None:
-        runs.update(dispatch_id, check_run_id=check_id)
+    if check_id is None:
+        return
+    runs.update(dispatch_id, check_run_id=check_id)
+    now = runs.get(dispatch_id)
+    if now is not None and (now.status, now.conclusion, now.run_attempt) != (
+            record.status, record.conclusion, record.run_attempt):
+        # The run's news came (on another worker: `workflow_run` deliveries name no PR) while
+        # the check was being made; it found no check to show itself on, so it is shown here,
+        # under the key that news uses. News stored after the id was stored updates it itself.
+        effects.update_check(keys.run_news(dispatch_id, now.status, now.conclusion, now.run_attempt),
+                             now.repository, check_id, run_check_update(now, runs.outcomes(dispatch_id)))
 
 
 def _target(record: Dispatch) -> str:

@@ -130,6 +130,29 @@ def test_a_check_write_of_an_earlier_state_that_lands_last_is_made_again(world: 
     assert (check.status, check.conclusion) == ("completed", "success")
 
 
+def test_a_runs_end_stored_while_its_check_is_being_made_is_shown(world: World) -> None:
+    """The dispatch makes its check; before the check exists, another worker (a `workflow_run`
+    delivery names no PR, so it is not held back by the PR's lease) stores the run's end and
+    finds no check to show it on. The check, made `queued`, then shows the stored end. Found by
+    bench/chaos.py on PostgreSQL: a failed run's check stayed queued."""
+    state = world.sim.state
+    ended: list[str] = []
+
+    def the_other_worker() -> None:  # before the check-run POSTs: the dispatch's is the one after it
+        made = [r for r in DispatchStore(world.store).for_pr(world.repo.full_name, 1) if r.run_id]
+        if made and not ended:
+            ended.append(made[0].dispatch_id)
+            DispatchStore(world.store).advance(made[0].dispatch_id, RunNews(1, "completed", "failure",
+                                                                            int(time.time())))
+
+    world.sim.faults.before(the_other_worker, times=None, method="POST", path="/repos/*/check-runs")
+    pr = _opened(world, {MOE: GOOD})
+    assert pr.number == 1 and len(ended) == 1
+    (check,) = world.checks(pr.head_sha, "rocmbot / rocm")
+    assert (check.status, check.conclusion) == ("completed", "failure")
+    assert len([c for c in state.check_runs.values() if c.name == "rocmbot / rocm"]) == 1
+
+
 def test_a_check_made_late_for_a_cancelled_run_shows_it_cancelled(tmp_path: Path) -> None:
     """GitHub failed every attempt to make a dispatch's check, and the PR was closed (its run
     cancelled) before the workers' sweep made it: the check is made in the run's stored state,
