@@ -247,6 +247,10 @@ class Install:
     files: tuple[FileRef, ...]
     flags: tuple[str, ...] = ()
     container: str | None = None  # installed into this container (`docker exec`)
+    # the shell `if`/`case` branches the command is in: (line, offset of the construct in its
+    # script, branch); two installs of one file in different branches of a construct are
+    # alternatives, never both run
+    branches: tuple[tuple[int, int, int], ...] = ()
 
 
 def install_from(
@@ -278,7 +282,15 @@ def install_from(
                      *(ref(w, True) for w in cmd.constraints)]),
         flags=cmd.flags,
         container=cmd.container,
+        branches=tuple((line_of(at), at, branch) for at, branch in cmd.branches),
     )
+
+
+def alternatives(a: tuple[tuple[int, int, int], ...], b: tuple[tuple[int, int, int], ...]) -> bool:
+    """Whether two commands of one file sit in different branches of one shell `if`/`case`
+    (see :attr:`Install.branches`): no run executes both."""
+    theirs = {(line, at): branch for line, at, branch in b}
+    return any(theirs.get((line, at), branch) != branch for line, at, branch in a)
 
 
 def relative_candidates(base: str, text: str) -> tuple[str, ...]:

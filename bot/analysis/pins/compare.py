@@ -21,7 +21,10 @@ class VersionConflict:
     the image (with their scripts) and, in a configured group, its other Dockerfiles. One
     finding per package lists every place whose pin differs from the image's, anchored at the
     first. A range that excludes the pinned version counts as a different pin. Images of
-    different hardware (CUDA, ROCm, NPU, XPU, GB10) are different groups and never compared.
+    different hardware (CUDA, ROCm, NPU, XPU, GB10) are different groups and never compared,
+    and neither are two branches of one shell `if`/`elif`/`else` or `case` (in one `RUN` or
+    one script): they are alternatives, of which a build runs one. A conflict inside one
+    branch, or between a branch and a pin outside its construct, still counts.
 
     ## Why is this bad?
     CI runs one version and the image another, so a test passes in one and fails in the other;
@@ -231,14 +234,21 @@ class Comparison:
                 self._not_in_image(name, off)
         if not pinned:
             return
-        ref = min(pinned, key=self._rank)
-        problems: dict[str, list[tuple[Occurrence, str]]] = {}
+        ranked = sorted(pinned, key=self._rank)
+        problems: dict[tuple[str, Occurrence], list[tuple[Occurrence, str]]] = {}
         for o in occurrences:
-            if o is not ref:
-                compared = self._compare(ref, o)
-                if compared is not None:
-                    problems.setdefault(compared[0], []).append((o, compared[1]))
-        for rule_id, items in problems.items():
+            # the reference of a place: the first pin that can run with it (not in another
+            # branch of the same shell `if`/`case`, which is an alternative); of two pins,
+            # the better ranked is the reference
+            ref = next((p for p in ranked if p is not o and not p.excludes(o)), None)
+            if ref is None:
+                continue
+            first, other = (o, ref) if o.spec.pin is not None and \
+                self._rank(o) < self._rank(ref) else (ref, o)
+            compared = self._compare(first, other)
+            if compared is not None:
+                problems.setdefault((compared[0], first), []).append((other, compared[1]))
+        for (rule_id, ref), items in problems.items():
             self._report(rule_id, name, ref, items)
 
     def _not_in_image(self, name: str, found: list[Occurrence]) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from bot.analysis.findings import Finding
-from bot.analysis.requirements import Install, Spec
+from bot.analysis.requirements import Install, Spec, alternatives
 
 Kind = Literal["dockerfile", "workflow", "requirements", "script"]
 Mode = Literal["all", "host", "exec"]
@@ -38,11 +38,18 @@ class Occurrence:
     location: Location
     spec: Spec
     line: int
+    branches: tuple[tuple[int, int, int], ...] = ()  # shell branches: see Install.branches
 
     @property
     def name(self) -> str:
         assert self.spec.name is not None
         return self.spec.name
+
+    def excludes(self, other: Occurrence) -> bool:
+        """Whether the two sit in different branches of one shell `if`/`case` of one file:
+        alternatives, of which a build or a job runs one."""
+        return (self.location.path == other.location.path
+                and alternatives(self.branches, other.branches))
 
 
 @dataclass
