@@ -7,7 +7,7 @@ import io
 import logging
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -613,3 +613,81 @@ def _pattern_end(script: str, i: int) -> int | None:
             return None
         i += 1
     return None
+
+
+# -- variables a script assigns ----------------------------------------------------------
+
+_ASSIGNED = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)
+_DECLARES = frozenset({"export", "readonly", "local", "declare", "typeset"})
+_KEYWORDS = frozenset({"then", "else", "do", "{", "(", "!"})
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """`NAME=value` in a script: where, its value as written (quotes removed; None when the
+    shell computes it: `$(...)`, backquotes), and the `if`/`case` branches it is in."""
+
+    name: str
+    value: str | None
+    start: int
+    branches: tuple[Branch, ...]
+
+
+def assignments(script: str) -> list[Assignment]:
+    """The plain variable assignments of a script, in order: `X=1`, `export X="a b"`; an
+    assignment that prefixes a command (`X=1 cmd`) sets the variable for that command only
+    and is left out."""
+    if "=" not in script:
+        return []
+    where = branches(script)
+    out: list[Assignment] = []
+    for start, end in segments(script):
+        words = shlex_words(script[start:end], start)
+        k = 0
+        while k < len(words) and words[k].text in _KEYWORDS:
+            k += 1
+        if k < len(words) and words[k].text in _DECLARES:
+            k += 1
+            while k < len(words) and words[k].text.startswith("-"):
+                k += 1
+        found = [_ASSIGNED.fullmatch(w.text) for w in words[k:]]
+        if not found or not all(found):
+            continue
+        for word, m in zip(words[k:], found, strict=True):
+            assert m is not None
+            value: str | None = m.group(2)
+            raw = script[word.start:word.end]
+            if "$(" in raw or "`" in raw or "(" in raw[:len(m.group(1)) + 2]:
+                value = None  # computed by the shell, or an array
+            out.append(Assignment(m.group(1), value, word.start, where(word.start)))
+    return out
+
+
+def values_at(found: list[Assignment], pos: int, branched: tuple[Branch, ...],
+              expand: Callable[[str, dict[str, str]], str],
+              outer: Mapping[str, str | None] | None = None,
+              ) -> tuple[dict[str, str | None], frozenset[str]]:
+    """The variables known at an offset (in the ``branched`` branches): ``outer`` (`ARG`,
+    `ENV`), then the last assignment of each before the offset, its value written with the
+    variables known then expanded by ``expand``. A variable whose value the shell computes,
+    that names an unknown one, or that a branch not enclosing the offset sets, is None:
+    unknown, never guessed: it is returned among the names to leave as written."""
+    known: dict[str, str | None] = dict(outer or {})
+    unknown: set[str] = set()
+    enclosing = set(branched)
+    for a in found:
+        if a.start >= pos:
+            break
+        value = a.value
+        if value is not None and "$" in value:
+            value = expand(value, {k: v for k, v in known.items() if v is not None})
+            if "$" in value:
+                value = None
+        if not set(a.branches) <= enclosing:
+            value = None  # set in a branch the offset is not in: maybe, maybe not
+        known[a.name] = value
+        if value is None:
+            unknown.add(a.name)
+        else:
+            unknown.discard(a.name)
+    return known, frozenset(unknown)

@@ -289,3 +289,18 @@ def test_pip_installs_keep_their_branches_inside_bash_c() -> None:
     first, second = pip_installs(script)
     assert len(first.branches) == len(second.branches) == 1
     assert first.branches[0][0] == second.branches[0][0] and first.branches != second.branches
+
+
+def test_assignments_give_the_values_known_at_an_install() -> None:
+    from bot.analysis.dockerfile import substitute
+    from bot.analysis.shell import assignments, branches, values_at
+
+    script = ('X=1\nif a; then Y=2; fi\nV="$(cat f)"\nexport Z=3 W=${X}.5\n'
+              "pip install x\n")
+    found = assignments(script)
+    assert [(a.name, a.value) for a in found] == [
+        ("X", "1"), ("Y", "2"), ("V", None), ("Z", "3"), ("W", "${X}.5")]
+    at = script.index("pip")
+    known, unknown = values_at(found, at, branches(script)(at), substitute)
+    assert known == {"X": "1", "Y": None, "V": None, "Z": "3", "W": "1.5"}
+    assert unknown == {"Y", "V"}

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from bot.analysis.dockerfile import Dockerfile, parse_dockerfile
+from bot.analysis.dockerfile import (
+    Dockerfile,
+    commands_expanded,
+    parse_dockerfile,
+    substitute,
+    substitute_known,
+)
 from bot.analysis.findings import Finding
 from bot.analysis.requirements import (
     Entry,
@@ -19,7 +25,14 @@ from bot.analysis.requirements import (
     parse_requirements,
     relative_candidates,
 )
-from bot.analysis.shell import newlines_before, pip_installs, script_runs
+from bot.analysis.shell import (
+    PipCommand,
+    assignments,
+    newlines_before,
+    pip_installs,
+    script_runs,
+    values_at,
+)
 from bot.analysis.source import Sources, Unreadable
 from bot.analysis.workflows import Workflow, parse_workflow
 
@@ -139,8 +152,13 @@ _NEW_ENV = re.compile(
 
 def parse_script(path: str, text: str) -> Script:
     """A shell script read with the parser of `run:` steps; paths relative to the checkout
-    (where CI runs it from) or to the script's folder."""
+    (where CI runs it from) or to the script's folder. Variables the script assigns before
+    an install are substituted (`torch==${TORCH_VERSION}`); one it computes, or that comes
+    from outside (an argument, the environment), leaves its pin unknown."""
     folder = posixpath.dirname(path)
+    if "pip" in text and "$" in text:  # `PIP_INSTALL="uv pip install"` then `$PIP_INSTALL x`
+        commands = {a.name: a.value for a in assignments(text) if a.value and "pip" in a.value}
+        text = commands_expanded(text, commands) if commands else text
     newline = newlines_before(text)
 
     def line_of(pos: int) -> int:
@@ -150,7 +168,15 @@ def parse_script(path: str, text: str) -> Script:
         return tuple(dict.fromkeys([*relative_candidates(".", name),
                                     *relative_candidates(folder, name)]))
 
-    installs = tuple(install_from(cmd, line_of, lambda t: t, resolve)
+    assigned = assignments(text) if "pip" in text else []
+
+    def values(cmd: PipCommand) -> Callable[[str], str]:
+        if not assigned:
+            return lambda t: t
+        known, unknown = values_at(assigned, cmd.start, cmd.branches, substitute)
+        return lambda t: substitute_known(t, known, unknown)
+
+    installs = tuple(install_from(cmd, line_of, values(cmd), resolve)
                      for cmd in (pip_installs(text) if "pip" in text else ()))
     scripts = tuple(FileRef(w.text, line_of(w.start), False, resolve(w.text))
                     for w in script_runs(text))
