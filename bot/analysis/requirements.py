@@ -225,6 +225,8 @@ class Entry:
     spec: Spec
     line: int
     folders: tuple[str, ...] = ()  # repository folders a bare name may be (`pip install python`)
+    # the extras a local project is installed with (`python[all]`: its folders are `folders`)
+    extras: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,9 +267,14 @@ def install_from(
         text = substitute(word.text)
         spec = parse_editable(text) if editable else parse_spec(text)
         folders: tuple[str, ...] = ()
+        extras: tuple[str, ...] = ()
         if spec.kind == "named" and not spec.specifier and not spec.url:
             folders = resolve(text.split("[", 1)[0].strip())
-        return Entry(spec, line_of(word.start), folders)
+        elif spec.kind == "local" and text.rstrip().endswith("]") and "[" in text:
+            base, _, listed = text.rstrip()[:-1].partition("[")
+            extras = tuple(e.strip().lower() for e in listed.split(",") if e.strip())
+            folders = resolve(base.strip() or ".")
+        return Entry(spec, line_of(word.start), folders, extras)
 
     def ref(word: Word, constraint: bool) -> FileRef:
         text = substitute(word.text)

@@ -125,6 +125,9 @@ class Inventory:
             names = self._installed(installs)
             self.via[location] = names
             self.image_names.update(names)
+            for _, install in installs:  # a local project's extras: what its pyproject lists
+                for entry in install.entries:
+                    self.image_names.update(self.files.extras(entry))
             for _, install in installs:
                 for ref in install.files:
                     self._from_file(self.files.resolve(ref), self.image_files)

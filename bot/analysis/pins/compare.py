@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import posixpath
+
 from bot.analysis.findings import Severity, finding, rule
 from bot.analysis.pins.collect import InstallPath, Inventory
 from bot.analysis.pins.gitrefs import ref_kind
@@ -9,6 +11,9 @@ from bot.analysis.pins.places import Location, Occurrence, Result
 from bot.analysis.requirements import Spec, allows, same_pin
 
 MAX_PLACES = 8
+_PER_PR = frozenset({"pull_request", "pull_request_target", "merge_group"})
+_EVENT_WORDS = {"schedule": "nightly, on a schedule", "workflow_dispatch": "run by hand",
+                "push": "on push", "release": "on release"}
 
 
 @rule("PIN001", "version-conflict", Severity.ERROR,
@@ -172,6 +177,10 @@ class Comparison:
         """One finding for a package, anchored at its first place; ``places`` are where the
         PR can fix it, in order, each with its fix."""
         found = _distinct(self.inventory.occurrences.get(name, []))
+        container = self.inventory.group.container
+        if container is not None:
+            message = (f"{message[:-1]} (in the jobs' container `{container}`, which no "
+                       "Dockerfile of the repository is known to build).")
         unique: dict[tuple[str, int], tuple[Location, int, str]] = {}
         for place in places:
             unique.setdefault((place[0].path, place[1]), place)
@@ -258,12 +267,46 @@ class Comparison:
         where = _joined([(_pin_text(o.spec), _where(o)) for o in found], "by")
         message = (
             f"`{name}` is pinned to {where}, but no Dockerfile of the `{group.name}` "
-            f"group installs it ({dockerfiles}), so PR CI and the image differ."
+            f"group installs it ({dockerfiles}), so {self._runs(found)} and the image differ."
         )
         places = [(o.location, o.line,
                    f'add `"{o.spec.requirement}"` to `{group.dockerfiles[0]}` as well, '
                    "or drop the pin here") for o in found]
         self._emit("PIN004", name, places, message, *group.dockerfiles)
+
+    def _runs(self, found: list[Occurrence]) -> str:
+        """What runs these installs: `PR CI` when a workflow of theirs runs for pull
+        requests, else the workflows by their triggers (`the nightly `X` workflow`)."""
+        paths = list(dict.fromkeys(o.location.path for o in found if o.location.kind == "workflow"))
+        described: list[str] = []
+        for path in paths or self.inventory.group.workflows:
+            events = self._events(path, set())
+            if events & _PER_PR or not events:
+                return "PR CI"
+            workflow = self.inventory.files.workflow(path)
+            title = workflow.name if workflow is not None and workflow.name else \
+                posixpath.basename(path)
+            how = ", ".join(_EVENT_WORDS.get(e, f"on `{e}`") for e in sorted(events))
+            described.append(f"the `{title}` workflow (`{posixpath.basename(path)}`: {how})")
+        return " and ".join(dict.fromkeys(described)) if described else "PR CI"
+
+    def _events(self, path: str, seen: set[str]) -> set[str]:
+        """The events that run a workflow: its own triggers, and for a reusable one those of
+        the group's workflows that call it."""
+        if path in seen:
+            return set()
+        seen.add(path)
+        workflow = self.inventory.files.workflow(path)
+        if workflow is None:
+            return set()
+        events = set(workflow.triggers) - {"workflow_call"}
+        if "workflow_call" in workflow.triggers:
+            group = self.inventory.group
+            for other in dict.fromkeys([*group.workflows, *group.callers]):
+                caller = self.inventory.files.workflow(other)
+                if caller is not None and path in caller.calls:
+                    events |= self._events(other, seen)
+        return events
 
     def _compare(self, ref: Occurrence, o: Occurrence) -> tuple[str, str] | None:
         """The rule a place breaks against the reference pin, and what it does there."""

@@ -21,8 +21,10 @@ from bot.analysis.requirements import (
     FileRef,
     Install,
     RequirementsFile,
+    canonicalize_name,
     install_from,
     parse_requirements,
+    parse_spec,
     relative_candidates,
 )
 from bot.analysis.shell import (
@@ -50,6 +52,7 @@ class Files:
         self._requirements: dict[str, RequirementsFile | None] = {}
         self._scripts: dict[str, Script | None] = {}
         self._folders: frozenset[str] | None = None
+        self._pyprojects: dict[str, tuple[str, dict[str, list[str]]] | None] = {}
 
     def text(self, path: str) -> str | None:
         text = self.sources.text(path)
@@ -88,6 +91,39 @@ class Files:
             text = self.text(path)
             self._scripts[path] = None if text is None else parse_script(path, text)
         return self._scripts[path]
+
+    def extras(self, entry: Entry) -> dict[str, Entry]:
+        """The packages a local project's extras name (`pip install -e "python[all]"`), read
+        from its `pyproject.toml` `[project.optional-dependencies]`; an extra naming the
+        project itself (`all = ["sglang[srt]"]`) adds that extra's. Package -> its entry."""
+        if not entry.extras:
+            return {}
+        path = next((posixpath.join(f, "pyproject.toml") for f in entry.folders
+                     if self.exists(posixpath.join(f, "pyproject.toml"))), None)
+        project = self.pyproject(path) if path is not None else None
+        if project is None:
+            return {}
+        name, optional = project
+        out: dict[str, Entry] = {}
+        queue, seen = list(entry.extras), set()
+        while queue:
+            extra = canonicalize_name(queue.pop(0))
+            if extra in seen:
+                continue
+            seen.add(extra)
+            for text in optional.get(extra, ()):
+                spec = parse_spec(text)
+                if spec.name is not None and spec.name == name:
+                    queue.extend(_listed_extras(text))
+                elif spec.name is not None:
+                    out.setdefault(spec.name, Entry(spec, 0))
+        return out
+
+    def pyproject(self, path: str) -> tuple[str, dict[str, list[str]]] | None:
+        """A `pyproject.toml`'s project name and optional dependencies (extra -> specs)."""
+        if path not in self._pyprojects:
+            self._pyprojects[path] = _read_pyproject(self.text(path))
+        return self._pyprojects[path]
 
     def resolve(self, ref: FileRef) -> str | None:
         """The repository file a `-r`/`-c` names: its first candidate that exists."""
@@ -133,6 +169,34 @@ class Files:
             out.extend((path, install) for install in parsed.installs)
             out.extend(self.run_scripts(parsed.scripts, seen, envs))
         return out
+
+
+def _listed_extras(text: str) -> list[str]:
+    found = re.match(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*\[([^\]]*)\]", text)
+    return [e.strip() for e in found.group(1).split(",") if e.strip()] if found else []
+
+
+def _read_pyproject(text: str | None) -> tuple[str, dict[str, list[str]]] | None:
+    """The project name and optional dependencies of a `pyproject.toml` text (None when it
+    does not parse or has no `[project]`)."""
+    if text is None:
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return None
+    project = data.get("project")
+    if not isinstance(project, dict) or not isinstance(project.get("name"), str):
+        return None
+    optional = project.get("optional-dependencies")
+    extras: dict[str, list[str]] = {}
+    if isinstance(optional, dict):
+        for key, specs in optional.items():
+            if isinstance(key, str) and isinstance(specs, list):
+                extras[canonicalize_name(key)] = [x for x in specs if isinstance(x, str)]
+    return canonicalize_name(project["name"]), extras
 
 
 @dataclass(frozen=True, slots=True)

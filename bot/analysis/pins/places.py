@@ -71,6 +71,7 @@ class PinGroup:
     scripts: list[str] = field(default_factory=list)
     callers: list[str] = field(default_factory=list)
     roots: list[str] = field(default_factory=list)  # scripts read as places of their own
+    container: str | None = None  # a job's image that no Dockerfile here is known to build
 
     @property
     def files(self) -> frozenset[str]:
