@@ -106,9 +106,11 @@ class ImageCiDivergence:
     """
     ## What it does
     Reports workflow installs (a step, or a script it runs, `docker exec` lines included) that
-    pin a package no Dockerfile of its group installs (directly, through a script or a
-    requirements file), and those that reinstall a package the Dockerfile pins with a range
-    excluding that pin; one finding per package lists them all.
+    pin a package no Dockerfile of its group installs (directly, through a script, a
+    requirements file or the extras of a local project it installs), and those that reinstall
+    a package the Dockerfile pins with a range excluding that pin; one finding per package
+    lists them all. The message says `PR CI` when a workflow of those installs runs for pull
+    requests, else which workflow and triggers (`nightly, on a schedule`) run them.
 
     ## Why is this bad?
     PR CI and the image built from the Dockerfile then differ: a test that passes in CI fails
