@@ -1023,3 +1023,52 @@ def test_a_job_in_a_container_no_dockerfile_builds_is_its_own_group_and_says_so(
     assert "Dockerfile.rocm" not in finding.message
     assert "in the jobs' container `${{ inputs.image }}`, which no Dockerfile of the " \
            "repository is known to build" in finding.message
+
+
+def test_a_container_image_from_a_job_output_is_followed_to_the_dockerfile_that_builds_it(
+        tmp_path: Path) -> None:
+    build = textwrap.dedent("""
+        name: Release dev
+        on: {schedule: [{cron: "0 0 * * *"}]}
+        jobs:
+          build:
+            runs-on: ubuntu-latest
+            steps:
+              - run: docker build -f docker/Dockerfile.dev -t myorg/sglang:dev .
+    """).lstrip("\n")
+    test = textwrap.dedent("""
+        name: Full test
+        on:
+          workflow_dispatch:
+            inputs:
+              image: {type: string, default: ''}
+        jobs:
+          config:
+            runs-on: ubuntu-latest
+            outputs:
+              image: ${{ steps.vars.outputs.image }}
+            steps:
+              - id: vars
+                run: |
+                  if [ -z "${{ inputs.image }}" ]; then
+                    echo "image=myorg/sglang:dev" >> $GITHUB_OUTPUT
+                  else
+                    echo "image=${{ inputs.image }}" >> $GITHUB_OUTPUT
+                  fi
+          test:
+            needs: [config]
+            runs-on: [self-hosted, linux-a3]
+            container:
+              image: ${{ needs.config.outputs.image }}
+            steps:
+              - run: pip install "numba==0.64.0"
+    """).lstrip("\n")
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile": 'FROM ubuntu:22.04\nRUN pip install "numba==0.64.0"\n',
+        "docker/Dockerfile.dev": 'FROM ubuntu:22.04\nRUN pip install "numba==0.65.1"\n',
+        ".github/workflows/release-dev.yml": build,
+        ".github/workflows/full-test.yml": test,
+    })
+    (finding,) = [f for f in analyze_pins(snap, None).findings if f.rule == "PIN001"]
+    assert finding.path == ".github/workflows/full-test.yml"
+    assert "`docker/Dockerfile.dev:2`" in finding.message

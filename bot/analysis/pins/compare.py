@@ -179,10 +179,11 @@ class Comparison:
         """One finding for a package, anchored at its first place; ``places`` are where the
         PR can fix it, in order, each with its fix."""
         found = _distinct(self.inventory.occurrences.get(name, []))
-        container = self.inventory.group.container
-        if container is not None:
-            message = (f"{message[:-1]} (in the jobs' container `{container}`, which no "
-                       "Dockerfile of the repository is known to build).")
+        group = self.inventory.group
+        if group.container is not None:
+            images = "".join(f" (`{i}`)" for i in group.images if i != group.container)
+            message = (f"{message[:-1]} (in the jobs' container `{group.container}`{images}, "
+                       "which no Dockerfile of the repository is known to build).")
         unique: dict[tuple[str, int], tuple[Location, int, str]] = {}
         for place in places:
             unique.setdefault((place[0].path, place[1]), place)

@@ -173,7 +173,7 @@ def _images_of(files: Files, workflow: Workflow, job: Job, callers: list[tuple[s
         tied = [d for image in named or () for d in built_by(image, built)]
         if named is not None and tied:
             return [(name, "all") for name in dict.fromkeys(tied)]
-        return [(_own(workflow, job, groups, job.container), "all")]
+        return [(_own(workflow, job, groups, job.container, tuple(named or ())), "all")]
     sent = [i.container is not None for step in job.steps
             for i in (*step.installs, *(i for _, i in files.run_scripts(step.scripts, set())))]
     images: list[str] = []
@@ -196,7 +196,7 @@ def _images_of(files: Files, workflow: Workflow, job: Job, callers: list[tuple[s
 
 
 def _own(workflow: Workflow, job: Job, groups: dict[str, PinGroup],
-         container: str | None = None) -> str:
+         container: str | None = None, images: tuple[str, ...] = ()) -> str:
     """The group of a job that installs into no known image (``container``: the image it
     names, which no Dockerfile of the repository is known to build)."""
     path = workflow.path
@@ -212,7 +212,7 @@ def _own(workflow: Workflow, job: Job, groups: dict[str, PinGroup],
     name = f"{path} / {job.id}"
     kind = hardware(" ".join([job.runs_on, job.container or "", posixpath.basename(path)]))
     groups[name] = PinGroup(name, "inferred", kind == "rocm", [], [], kind=kind,
-                            container=container)
+                            container=container, images=images)
     return name
 
 

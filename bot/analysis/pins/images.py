@@ -20,6 +20,9 @@ from bot.analysis.workflows import Job, Workflow, expression_spans
 
 _EXPRESSION = re.compile(r"\$\{\{.*?\}\}|\$\{[^}]*\}|\$[A-Za-z_]\w*")
 _INPUT = re.compile(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}")
+_NEEDS_OUTPUT = re.compile(r"\$\{\{\s*needs\.([\w-]+)\.outputs\.([\w-]+)\s*\}\}")
+_STEP_OUTPUT = re.compile(r"\$\{\{\s*steps\.([\w-]+)\.outputs\.([\w-]+)\s*\}\}")
+_INPUT_NAME = re.compile(r"(?:inputs|github\.event\.inputs)\.([\w-]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,14 +97,17 @@ def _named(pattern: str) -> bool:
 
 
 def job_images(workflow: Workflow, job: Job, callers: list[tuple[str, Job]]) -> list[str] | None:
-    """The images a `container:` job may run in: its literal image, or the values an
-    `${{ inputs.X }}` image takes (from the callers' `with:`, else the input's default);
-    None when the image cannot be followed."""
+    """The images a `container:` job may run in: its literal image, the values an
+    `${{ inputs.X }}` image takes (from the callers' `with:`, else the input's default), or
+    those a `${{ needs.J.outputs.K }}` image takes; None when the image cannot be followed."""
     text = (job.container or "").strip()
     if not text:
         return None
     if not expression_spans(text):
         return [text]
+    output = _NEEDS_OUTPUT.fullmatch(text)
+    if output is not None:
+        return _job_output(workflow, output.group(1), output.group(2))
     found = _INPUT.fullmatch(text)
     if found is None:
         return None
@@ -127,3 +133,36 @@ def built_by(image: str, built: list[Built]) -> list[str]:
     found = [b.dockerfile for b in built
              if fnmatch.fnmatchcase(wanted, b.pattern) or fnmatch.fnmatchcase(bare, b.pattern)]
     return list(dict.fromkeys(found))
+
+
+def _job_output(workflow: Workflow, job_id: str, name: str) -> list[str] | None:
+    """The values a job's output may take when a step's script writes it to
+    `$GITHUB_OUTPUT` (read with the CI model): with the inputs' defaults when run by hand,
+    and empty when another event starts the workflow; None when one cannot be known."""
+    from bot.analysis.ci.outputs import step_outputs
+
+    job = next((j for j in workflow.jobs if j.id == job_id), None)
+    expression = dict(job.outputs).get(name) if job is not None else None
+    found = _STEP_OUTPUT.fullmatch(expression.strip()) if expression else None
+    if job is None or found is None:
+        return None
+    step = next((st for st in job.steps if st.id == found.group(1)), None)
+    if step is None or step.run is None:
+        return None
+    if "workflow_call" in workflow.triggers:
+        return None  # its callers' inputs are not followed here
+    defaults = {n: d or "" for t in workflow.on for n, d, _ in t.inputs}
+    cases = [defaults] if "workflow_dispatch" in workflow.triggers else []
+    if workflow.triggers - {"workflow_dispatch"}:
+        cases.append({n: "" for n in defaults})
+    values: list[str] = []
+    for inputs in cases:
+        def expression_value(text: str, inputs: dict[str, str] = inputs) -> str | None:
+            named = _INPUT_NAME.fullmatch(text.strip())
+            return inputs.get(named.group(1)) if named else None
+
+        value = step_outputs(step.run, expression_value, env=dict(step.env)).get(found.group(2))
+        if value is None:
+            return None
+        values.append(value)
+    return list(dict.fromkeys(values)) or None

@@ -72,6 +72,7 @@ class PinGroup:
     callers: list[str] = field(default_factory=list)
     roots: list[str] = field(default_factory=list)  # scripts read as places of their own
     container: str | None = None  # a job's image that no Dockerfile here is known to build
+    images: tuple[str, ...] = ()  # what that image text is known to give, when it is
 
     @property
     def files(self) -> frozenset[str]:
