@@ -21,12 +21,12 @@ from dockerfile_parse import DockerfileParser
 from dockerfile_parse.util import WordSplitter
 
 from bot.analysis.requirements import FileRef, Install, install_from
-from bot.analysis.shell import newlines_before, pip_installs, script_runs
+from bot.analysis.shell import assignments, newlines_before, pip_installs, script_runs, values_at
 
 log = logging.getLogger(__name__)
 
 _VAR = re.compile(
-    r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-+])(?P<word>[^}$]*))?\}|(?P<plain>[A-Za-z_]\w*))"
+    r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-+=])(?P<word>[^}$]*))?\}|(?P<plain>[A-Za-z_]\w*))"
 )
 _ESCAPE = re.compile(r"\s*#\s*escape\s*=\s*([\\`])\s*$", re.IGNORECASE)
 _RUN_FLAGS = re.compile(r"(?:\s|\\\n)*(?:--[a-z][\w-]*(?:=\S*)?(?:\s|\\\n)+)*")
@@ -38,6 +38,15 @@ MAX_EXPANSION = 1 << 16  # characters a substituted value may grow to (ARG A=$B$
 
 class _TooLongError(Exception):
     pass
+
+
+def substitute_known(text: str, values: Mapping[str, str | None],
+                     unknown: frozenset[str] = frozenset()) -> str:
+    """:func:`substitute`, except that a text naming a variable of ``unknown`` (one a script
+    sets to what only the shell computes) stays as written: its pin is not known."""
+    if unknown and any((m["braced"] or m["plain"]) in unknown for m in _VAR.finditer(text)):
+        return text
+    return substitute(text, values)
 
 
 def substitute(text: str, values: Mapping[str, str | None]) -> str:
@@ -63,7 +72,7 @@ def substitute(text: str, values: Mapping[str, str | None]) -> str:
         name = m["braced"] or m["plain"]
         value = values.get(name)
         op = m["op"]
-        if op in (":-", "-"):
+        if op in (":-", "-", ":=", "="):  # `${X:=d}` also sets X: the same value here
             return m["word"] if value is None or (op == ":-" and not value) else value
         if op in (":+", "+"):
             present = value is not None and (op == "+" or bool(value))
@@ -275,7 +284,7 @@ class _Reader:
         words = _exec_form(script.strip())
         exec_form = words is not None
         script = _exec_script(words) if words is not None else self._heredoc(script, start, end)
-        script = _commands_expanded(script, stage.values())
+        script = commands_expanded(script, stage.values())
         if "pip" not in script and ".sh" not in script:
             return
 
@@ -290,10 +299,10 @@ class _Reader:
         def resolve(text: str) -> tuple[str, ...]:
             return self._resolve(text, stage.workdir, copies)
 
+        assigned = assignments(script) if "pip" in script else []
         for cmd in pip_installs(script) if "pip" in script else ():
-            self.installs.append(
-                install_from(cmd, line_of, lambda t: substitute(t, values), resolve)
-            )
+            known, unknown = values_at(assigned, cmd.start, cmd.branches, substitute, values)
+            self.installs.append(install_from(cmd, line_of, _expander(known, unknown), resolve))
         for word in script_runs(script):
             text = substitute(word.text, values)
             self.scripts.append(FileRef(text, line_of(word.start), False, resolve(text)))
@@ -337,7 +346,11 @@ class _Reader:
         return tuple(out)
 
 
-def _commands_expanded(script: str, values: Mapping[str, str | None]) -> str:
+def _expander(known: dict[str, str | None], unknown: frozenset[str]) -> Callable[[str], str]:
+    return lambda text: substitute_known(text, known, unknown)
+
+
+def commands_expanded(script: str, values: Mapping[str, str | None]) -> str:
     """The script with `$PIP_INSTALL`-like variables expanded: an `ARG`/`ENV` whose value is
     a one-line `pip install` command, used as the command (other variables stay for later)."""
     if "$" not in script:

@@ -225,6 +225,8 @@ class Entry:
     spec: Spec
     line: int
     folders: tuple[str, ...] = ()  # repository folders a bare name may be (`pip install python`)
+    # the extras a local project is installed with (`python[all]`: its folders are `folders`)
+    extras: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +249,10 @@ class Install:
     files: tuple[FileRef, ...]
     flags: tuple[str, ...] = ()
     container: str | None = None  # installed into this container (`docker exec`)
+    # the shell `if`/`case` branches the command is in: (line, offset of the construct in its
+    # script, branch); two installs of one file in different branches of a construct are
+    # alternatives, never both run
+    branches: tuple[tuple[int, int, int], ...] = ()
 
 
 def install_from(
@@ -261,9 +267,14 @@ def install_from(
         text = substitute(word.text)
         spec = parse_editable(text) if editable else parse_spec(text)
         folders: tuple[str, ...] = ()
+        extras: tuple[str, ...] = ()
         if spec.kind == "named" and not spec.specifier and not spec.url:
             folders = resolve(text.split("[", 1)[0].strip())
-        return Entry(spec, line_of(word.start), folders)
+        elif spec.kind == "local" and text.rstrip().endswith("]") and "[" in text:
+            base, _, listed = text.rstrip()[:-1].partition("[")
+            extras = tuple(e.strip().lower() for e in listed.split(",") if e.strip())
+            folders = resolve(base.strip() or ".")
+        return Entry(spec, line_of(word.start), folders, extras)
 
     def ref(word: Word, constraint: bool) -> FileRef:
         text = substitute(word.text)
@@ -278,7 +289,15 @@ def install_from(
                      *(ref(w, True) for w in cmd.constraints)]),
         flags=cmd.flags,
         container=cmd.container,
+        branches=tuple((line_of(at), at, branch) for at, branch in cmd.branches),
     )
+
+
+def alternatives(a: tuple[tuple[int, int, int], ...], b: tuple[tuple[int, int, int], ...]) -> bool:
+    """Whether two commands of one file sit in different branches of one shell `if`/`case`
+    (see :attr:`Install.branches`): no run executes both."""
+    theirs = {(line, at): branch for line, at, branch in b}
+    return any(theirs.get((line, at), branch) != branch for line, at, branch in a)
 
 
 def relative_candidates(base: str, text: str) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ import io
 import logging
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -38,6 +38,7 @@ class PipCommand:
     editables: tuple[Word, ...]  # `-e TARGET`
     flags: tuple[str, ...]  # every option given, without its value (`--no-deps`, `-i`)
     container: str | None = None  # `docker exec CONTAINER pip install`: where it installs
+    branches: tuple[tuple[int, int], ...] = ()  # the `if`/`case` branches it is in: see branches()
 
 
 # Options of `pip install` and `uv pip install` that take a value (the next word, or `=value`).
@@ -97,23 +98,28 @@ def _installs_of(script: str) -> tuple[PipCommand, ...]:
     # and parsing shell is most of what reading a workflow costs
     wrappers = frozenset(a or b for a, b in _FUNCTION.findall(script)) if "(" in script or \
         "function" in script else frozenset()
-    return tuple(_installs(script, 0, 0, wrappers, None))
+    return tuple(_installs(script, 0, 0, wrappers, None, ()))
 
 
 def _installs(script: str, offset: int, depth: int, wrappers: frozenset[str],
-              container: str | None) -> list[PipCommand]:
+              container: str | None, outer: tuple[Branch, ...]) -> list[PipCommand]:
     out: list[PipCommand] = []
+    where = branches(script) if "if" in script or "case" in script else (lambda pos: ())
     for words in commands(script):
         inner = _shell_c(words, script, wrappers)
+        first = words[min(_command_index(words, wrappers), len(words) - 1)].start
+        here = (*outer, *((offset + at, b) for at, b in where(first)))
         if inner is not None and depth < MAX_DEPTH:
             text, start = inner
             out.extend(_installs(text, offset + start, depth + 1, wrappers,
-                                 container or _container(words, wrappers)))
+                                 container or _container(words, wrappers), here))
             continue
         found = parse_pip(words, wrappers)
         if found is not None:
             if container is not None and found.container is None:
                 found = replace(found, container=container)
+            if here:
+                found = replace(found, branches=here)
             out.append(_shift(found, offset) if offset else found)
     return out
 
@@ -124,7 +130,7 @@ def _shift(cmd: PipCommand, offset: int) -> PipCommand:
 
     return PipCommand(
         cmd.start + offset, cmd.tool, move(cmd.specs), move(cmd.requirements),
-        move(cmd.constraints), move(cmd.editables), cmd.flags, cmd.container,
+        move(cmd.constraints), move(cmd.editables), cmd.flags, cmd.container, cmd.branches,
     )
 
 
@@ -296,7 +302,9 @@ def _command_index(words: list[Word], wrappers: frozenset[str] = frozenset()) ->
     wrapped = False
     while i < len(words):
         text = words[i].text
-        if text in _PREFIXES or text in wrappers:
+        if not text.strip():  # a line continuation, as shlex leaves it (a backslash, a newline)
+            pass
+        elif text in _PREFIXES or text in wrappers:
             wrapped = wrapped or text in ("sudo", "env", "nice", "time", "xargs")
         elif text == "case":  # `case WORD in PATTERN) command`
             while i < len(words) and words[i].text != "in":
@@ -436,3 +444,250 @@ def _split_option(text: str) -> tuple[str, str | None]:
         value = text[2:]
         return text[:2], value[1:] if value.startswith("=") else value
     return text, None
+
+
+# -- alternatives: the branches of `if`/`elif`/`else` and `case` ---------------------------
+
+Branch = tuple[int, int]  # (offset of the `if`/`case` word, which of its branches: 1, 2, ...)
+_OPENS_COMMAND = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "{",
+                            "time"})
+
+
+def branches(script: str) -> Callable[[int], tuple[Branch, ...]]:
+    """Where each offset of a script sits among its `if`/`case` branches.
+
+    The function returned gives, for an offset, the branches of the enclosing `if`/`case`
+    constructs, outermost first: two commands of one construct in different branches never
+    both run. The condition of an `if` is in none of its branches (it always runs); an
+    `elif` starts a branch (with its condition), and so does `else`; each pattern of a
+    `case` does. Never raises: a script it cannot follow has no branches.
+    """
+    if not re.search(r"\b(?:if|case)\b", script):
+        return lambda pos: ()
+    try:
+        marks = _branch_marks(script)
+    except Exception:  # an unexpected shape: no alternatives known, every command counts
+        log.debug("cannot follow the branches of a script", exc_info=True)
+        return lambda pos: ()
+    starts = [m[0] for m in marks]
+
+    def at(pos: int) -> tuple[Branch, ...]:
+        i = bisect.bisect_right(starts, pos) - 1
+        return marks[i][1] if i >= 0 else ()
+
+    return at
+
+
+def _branch_marks(script: str) -> list[tuple[int, tuple[Branch, ...]]]:
+    """(offset, branches from there on), each time the branches change."""
+    stack: list[list[Any]] = []  # [kind, start, branch, state]; state "pattern" in a `case`
+    marks: list[tuple[int, tuple[Branch, ...]]] = [(0, ())]
+
+    def mark(pos: int) -> None:
+        current = tuple((s[1], s[2]) for s in stack if s[2] > 0)
+        if marks[-1][1] != current:
+            marks.append((pos, current))
+
+    n = len(script)
+    i = 0
+    command_start = True
+    case_word = 0  # words still to skip after `case` (the subject, then `in`)
+    while i < n:
+        c = script[i]
+        if c == "\\" and i + 1 < n and script[i + 1] == "\n":
+            i += 2
+            continue
+        if c in " \t\r":
+            i += 1
+            continue
+        if c == "#" and (i == 0 or script[i - 1] in " \t\n;&|()"):
+            end = script.find("\n", i)
+            i = n if end == -1 else end
+            continue
+        top = stack[-1] if stack else None
+        if top is not None and top[0] == "case" and top[3] == "pattern" and case_word == 0:
+            j = _pattern_end(script, i)
+            if script.startswith("esac", i) and _word_end(script, i) == i + 4:
+                stack.pop()
+                mark(i)
+                i += 4
+                command_start = False
+                continue
+            if j is None:
+                i += 1
+                continue
+            top[2] += 1
+            top[3] = "body"
+            mark(j)
+            i = j + 1
+            command_start = True
+            continue
+        if script.startswith(";;", i) or script.startswith(";&", i):
+            i += 3 if script.startswith(";;&", i) else 2
+            if top is not None and top[0] == "case":
+                top[3] = "pattern"
+            command_start = True
+            continue
+        if c in ";&|\n()":
+            i += 1
+            command_start = True
+            continue
+        end = _word_end(script, i)
+        word = script[i:end]
+        if case_word:
+            case_word -= 1
+            if case_word == 0 and stack:
+                stack[-1][3] = "pattern"
+            i = end
+            continue
+        if command_start:
+            if word == "if":
+                stack.append(["if", i, 0, ""])
+            elif word == "case":
+                stack.append(["case", i, 0, "subject"])
+                case_word = 2
+            elif word in ("then", "elif", "else") and top is not None and top[0] == "if":
+                if word == "then" and top[2] == 0:
+                    top[2] = 1
+                elif word != "then":
+                    top[2] += 1
+                mark(i)
+            elif top is not None and (word, top[0]) in (("fi", "if"), ("esac", "case")):
+                stack.pop()
+                mark(i)
+            command_start = word in _OPENS_COMMAND or (_ASSIGNMENT.match(word) is not None)
+        i = end
+    return marks
+
+
+def _word_end(script: str, i: int) -> int:
+    """The end of the shell word that starts at ``i`` (quotes, `$(...)`, `${...}` skipped)."""
+    n = len(script)
+    depth = 0
+    while i < n:
+        c = script[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "'\"`":
+            close = script.find(c, i + 1)
+            while c == '"' and close != -1 and script[close - 1] == "\\":
+                close = script.find(c, close + 1)
+            i = n if close == -1 else close + 1
+            continue
+        if c == "$" and script.startswith(("$(", "${"), i):
+            depth += 1
+            i += 2
+            continue
+        if depth and c in ")}":
+            depth -= 1
+            i += 1
+            continue
+        if depth and c == "(":
+            depth += 1
+            i += 1
+            continue
+        if not depth and (c in " \t\r\n;&|()" or script.startswith("\\\n", i)):
+            return i
+        i += 1
+    return n
+
+
+def _pattern_end(script: str, i: int) -> int | None:
+    """The `)` that ends a `case` pattern starting at ``i`` (`a|b)`, `(x)`), or None."""
+    n = len(script)
+    if i < n and script[i] == "(":
+        i += 1
+    while i < n:
+        c = script[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "'\"":
+            close = script.find(c, i + 1)
+            i = n if close == -1 else close + 1
+            continue
+        if c == ")":
+            return i
+        if c in ";\n" and not script.startswith("\\\n", i - 1):
+            return None
+        i += 1
+    return None
+
+
+# -- variables a script assigns ----------------------------------------------------------
+
+_ASSIGNED = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)
+_DECLARES = frozenset({"export", "readonly", "local", "declare", "typeset"})
+_KEYWORDS = frozenset({"then", "else", "do", "{", "(", "!"})
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """`NAME=value` in a script: where, its value as written (quotes removed; None when the
+    shell computes it: `$(...)`, backquotes), and the `if`/`case` branches it is in."""
+
+    name: str
+    value: str | None
+    start: int
+    branches: tuple[Branch, ...]
+
+
+def assignments(script: str) -> list[Assignment]:
+    """The plain variable assignments of a script, in order: `X=1`, `export X="a b"`; an
+    assignment that prefixes a command (`X=1 cmd`) sets the variable for that command only
+    and is left out."""
+    if "=" not in script:
+        return []
+    where = branches(script)
+    out: list[Assignment] = []
+    for start, end in segments(script):
+        words = shlex_words(script[start:end], start)
+        k = 0
+        while k < len(words) and words[k].text in _KEYWORDS:
+            k += 1
+        if k < len(words) and words[k].text in _DECLARES:
+            k += 1
+            while k < len(words) and words[k].text.startswith("-"):
+                k += 1
+        found = [_ASSIGNED.fullmatch(w.text) for w in words[k:]]
+        if not found or not all(found):
+            continue
+        for word, m in zip(words[k:], found, strict=True):
+            assert m is not None
+            value: str | None = m.group(2)
+            raw = script[word.start:word.end]
+            if "$(" in raw or "`" in raw or "(" in raw[:len(m.group(1)) + 2]:
+                value = None  # computed by the shell, or an array
+            out.append(Assignment(m.group(1), value, word.start, where(word.start)))
+    return out
+
+
+def values_at(found: list[Assignment], pos: int, branched: tuple[Branch, ...],
+              expand: Callable[[str, dict[str, str]], str],
+              outer: Mapping[str, str | None] | None = None,
+              ) -> tuple[dict[str, str | None], frozenset[str]]:
+    """The variables known at an offset (in the ``branched`` branches): ``outer`` (`ARG`,
+    `ENV`), then the last assignment of each before the offset, its value written with the
+    variables known then expanded by ``expand``. A variable whose value the shell computes,
+    that names an unknown one, or that a branch not enclosing the offset sets, is None:
+    unknown, never guessed: it is returned among the names to leave as written."""
+    known: dict[str, str | None] = dict(outer or {})
+    unknown: set[str] = set()
+    enclosing = set(branched)
+    for a in found:
+        if a.start >= pos:
+            break
+        value = a.value
+        if value is not None and "$" in value:
+            value = expand(value, {k: v for k, v in known.items() if v is not None})
+            if "$" in value:
+                value = None
+        if not set(a.branches) <= enclosing:
+            value = None  # set in a branch the offset is not in: maybe, maybe not
+        known[a.name] = value
+        if value is None:
+            unknown.add(a.name)
+        else:
+            unknown.discard(a.name)
+    return known, frozenset(unknown)

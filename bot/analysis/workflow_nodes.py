@@ -15,7 +15,15 @@ from dataclasses import replace
 import yaml
 
 from bot.analysis.requirements import FileRef, Install, install_from, relative_candidates
-from bot.analysis.shell import PipCommand, Word, newlines_before, pip_installs, script_runs
+from bot.analysis.shell import (
+    PipCommand,
+    Word,
+    assignments,
+    newlines_before,
+    pip_installs,
+    script_runs,
+    values_at,
+)
 from bot.analysis.source import Unreadable
 from bot.analysis.workflows import (
     EnvSetting,
@@ -272,8 +280,20 @@ def _installs(
     def resolve(text: str) -> tuple[str, ...]:
         return relative_candidates(folder, _WORKSPACE.sub("", text, count=1))
 
+    assigned = assignments(masked) if "pip" in script else []
+
+    def values(cmd: PipCommand) -> Callable[[str], str]:
+        """Variables the script assigns before the command, substituted (see
+        :func:`bot.analysis.shell.values_at`)."""
+        if not assigned:
+            return lambda t: t
+        from bot.analysis.dockerfile import substitute, substitute_known  # dockerfile-parse: lazily
+
+        known, unknown = values_at(assigned, cmd.start, cmd.branches, substitute)
+        return lambda t: substitute_known(t, known, unknown)
+
     installs = tuple(
-        install_from(_restore(cmd, script, masked, spans), line_of, lambda t: t, resolve)
+        install_from(_restore(cmd, script, masked, spans), line_of, values(cmd), resolve)
         for cmd in (pip_installs(masked) if "pip" in script else ())
     )
     scripts = tuple(

@@ -966,3 +966,109 @@ def test_a_hosted_job_in_a_generic_container_is_no_image_of_the_repository(
     groups = {str(g["name"]): g for g in describe_groups(snap)}
     assert sorted(groups) == [".github/workflows/lint.yml / lint", "cuda", "rocm"]
     assert found(snap) == [("PIN001", ".github/workflows/lint.yml", 11)]  # the ROCm container
+
+
+def test_pin004_names_the_workflow_and_its_trigger_when_it_does_not_run_for_pull_requests(
+        tmp_path: Path) -> None:
+    nightly = textwrap.dedent("""
+        name: Nightly ROCm
+        on:
+          schedule:
+            - cron: "0 0 * * *"
+        jobs:
+          test:
+            runs-on: [self-hosted, mi350]
+            container: rocm/sgl-dev:latest
+            steps:
+              - name: Install
+                run: pip install "xxhash==3.5.0"
+    """).lstrip("\n")
+    snap = snapshot(tmp_path, {"docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+                               ".github/workflows/nightly-rocm.yml": nightly})
+    (message,) = [f.message for f in analyze_pins(snap, None).findings if f.rule == "PIN004"]
+    assert "so the `Nightly ROCm` workflow (`nightly-rocm.yml`: nightly, on a schedule) and " \
+           "the image differ" in message
+    assert "PR CI" not in message
+
+
+def test_a_job_in_a_container_no_dockerfile_builds_is_its_own_group_and_says_so(
+        tmp_path: Path) -> None:
+    build = textwrap.dedent("""
+        name: Release
+        on: {push: {branches: [main]}}
+        jobs:
+          build:
+            runs-on: ubuntu-latest
+            steps:
+              - uses: docker/build-push-action@v6
+                with: {file: docker/Dockerfile.rocm, tags: "myorg/sglang:rocm"}
+    """).lstrip("\n")
+    test = textwrap.dedent("""
+        name: ROCm CI
+        on: {pull_request: {}}
+        jobs:
+          test:
+            runs-on: [self-hosted, mi350]
+            container: ${{ inputs.image }}
+            steps:
+              - run: pip install "numba==0.64.0"
+              - run: pip install "numba==0.63.0"
+    """).lstrip("\n")
+    snap = snapshot(tmp_path, {"docker/Dockerfile.rocm": DOCKERFILE_ROCM,
+                               ".github/workflows/release.yml": build,
+                               ".github/workflows/pr-test-rocm.yml": test})
+    groups = {str(g["name"]): g for g in describe_groups(snap)}
+    assert groups["rocm"]["workflows"] == []
+    (finding,) = [f for f in analyze_pins(snap, None).findings if f.rule == "PIN001"]
+    assert "Dockerfile.rocm" not in finding.message
+    assert "in the jobs' container `${{ inputs.image }}`, which no Dockerfile of the " \
+           "repository is known to build" in finding.message
+
+
+def test_a_container_image_from_a_job_output_is_followed_to_the_dockerfile_that_builds_it(
+        tmp_path: Path) -> None:
+    build = textwrap.dedent("""
+        name: Release dev
+        on: {schedule: [{cron: "0 0 * * *"}]}
+        jobs:
+          build:
+            runs-on: ubuntu-latest
+            steps:
+              - run: docker build -f docker/Dockerfile.dev -t myorg/sglang:dev .
+    """).lstrip("\n")
+    test = textwrap.dedent("""
+        name: Full test
+        on:
+          workflow_dispatch:
+            inputs:
+              image: {type: string, default: ''}
+        jobs:
+          config:
+            runs-on: ubuntu-latest
+            outputs:
+              image: ${{ steps.vars.outputs.image }}
+            steps:
+              - id: vars
+                run: |
+                  if [ -z "${{ inputs.image }}" ]; then
+                    echo "image=myorg/sglang:dev" >> $GITHUB_OUTPUT
+                  else
+                    echo "image=${{ inputs.image }}" >> $GITHUB_OUTPUT
+                  fi
+          test:
+            needs: [config]
+            runs-on: [self-hosted, linux-a3]
+            container:
+              image: ${{ needs.config.outputs.image }}
+            steps:
+              - run: pip install "numba==0.64.0"
+    """).lstrip("\n")
+    snap = snapshot(tmp_path, {
+        "docker/Dockerfile": 'FROM ubuntu:22.04\nRUN pip install "numba==0.64.0"\n',
+        "docker/Dockerfile.dev": 'FROM ubuntu:22.04\nRUN pip install "numba==0.65.1"\n',
+        ".github/workflows/release-dev.yml": build,
+        ".github/workflows/full-test.yml": test,
+    })
+    (finding,) = [f for f in analyze_pins(snap, None).findings if f.rule == "PIN001"]
+    assert finding.path == ".github/workflows/full-test.yml"
+    assert "`docker/Dockerfile.dev:2`" in finding.message

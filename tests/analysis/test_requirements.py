@@ -238,8 +238,9 @@ def test_the_target_of_an_editable_install_is_a_path_or_a_vcs_url(
 def test_bare_names_carry_the_folders_they_may_be() -> None:
     cmd = pip_installs('docker exec c pip install "python[all]" torch==2 ./x -e "python[hip]"')[0]
     install = install_from(cmd, lambda pos: 1, lambda t: t, lambda t: (f"w/{t}",))
-    assert [(e.spec.kind, e.folders) for e in install.entries] == [
-        ("named", ("w/python",)), ("named", ()), ("local", ()), ("local", ()),
+    assert [(e.spec.kind, e.folders, e.extras) for e in install.entries] == [
+        ("named", ("w/python",), ()), ("named", (), ()), ("local", (), ()),
+        ("local", ("w/python",), ("hip",)),  # a project installed with extras: its folder
     ]
     assert install.container == "c"
     listed = parse_requirements("r.txt", "-e python\n-e git+https://h/o/lib@1#egg=lib\n")

@@ -265,3 +265,42 @@ def test_a_docker_exec_without_a_container_name_names_none() -> None:
 )
 def test_the_shell_scripts_a_script_runs(script: str, runs: list[str]) -> None:
     assert [w.text for w in shell.script_runs(script)] == runs
+
+
+def test_branches_of_if_elif_else_and_case_are_told_apart() -> None:
+    from bot.analysis.shell import branches
+
+    script = (
+        'if [ "$A" = 1 ]; then pip install a==1; elif true; then pip install a==2; else\n'
+        "  pip install a==3\nfi\n"
+        'case "$X" in\n  x|y) pip install b==1 ;;\n  *) pip install b==2 ;;\nesac\n'
+        "pip install c\n"
+    )
+    at = branches(script)
+    found = [at(script.index(text)) for text in
+             ("a==1", "a==2", "a==3", "b==1", "b==2", "pip install c")]
+    if_at, case_at = script.index("if"), script.index("case")
+    assert found == [((if_at, 1),), ((if_at, 2),), ((if_at, 3),),
+                     ((case_at, 1),), ((case_at, 2),), ()]
+
+
+def test_pip_installs_keep_their_branches_inside_bash_c() -> None:
+    script = 'bash -c "if x; then pip install a==1; else pip install a==2; fi"'
+    first, second = pip_installs(script)
+    assert len(first.branches) == len(second.branches) == 1
+    assert first.branches[0][0] == second.branches[0][0] and first.branches != second.branches
+
+
+def test_assignments_give_the_values_known_at_an_install() -> None:
+    from bot.analysis.dockerfile import substitute
+    from bot.analysis.shell import assignments, branches, values_at
+
+    script = ('X=1\nif a; then Y=2; fi\nV="$(cat f)"\nexport Z=3 W=${X}.5\n'
+              "pip install x\n")
+    found = assignments(script)
+    assert [(a.name, a.value) for a in found] == [
+        ("X", "1"), ("Y", "2"), ("V", None), ("Z", "3"), ("W", "${X}.5")]
+    at = script.index("pip")
+    known, unknown = values_at(found, at, branches(script)(at), substitute)
+    assert known == {"X": "1", "Y": None, "V": None, "Z": "3", "W": "1.5"}
+    assert unknown == {"Y", "V"}

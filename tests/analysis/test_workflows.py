@@ -378,3 +378,23 @@ def test_what_the_ci_model_reads_triggers_needs_outputs_and_steps() -> None:
     assert test.raw_name == "${{ format('test ({0})', 'amd') }}"
     assert test.params == (("suite", "stage-b"), ("gpus", "2"))
     assert changes.needs == () and changes.raw_name is None
+
+
+def test_a_step_substitutes_the_variables_its_script_assigns() -> None:
+    text = textwrap.dedent("""
+        on: push
+        jobs:
+          t:
+            runs-on: x
+            steps:
+              - run: |
+                  TORCH_VER="2.10.0"
+                  WHEEL="$(ls dist/*.whl)"
+                  pip install "torch==${TORCH_VER}" "a==${{ inputs.v }}" "b==$WHEEL"
+    """).lstrip("\\n")
+    parsed = parse_workflow("w.yml", text)
+    assert isinstance(parsed, Workflow)
+    (install,) = parsed.jobs[0].steps[0].installs
+    assert [(e.spec.text, e.spec.kind) for e in install.entries] == [
+        ("torch==2.10.0", "named"), ("a==${{ inputs.v }}", "unresolved"),
+        ("b==$WHEEL", "unresolved")]

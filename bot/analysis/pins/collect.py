@@ -51,13 +51,14 @@ class Inventory:
         self.alternatives: list[list[InstallPath]] = []
         self._read()
 
-    def _add(self, location: Location, entry: Entry) -> Occurrence | None:
+    def _add(self, location: Location, entry: Entry,
+             branches: tuple[tuple[int, int, int], ...] = ()) -> Occurrence | None:
         spec = entry.spec
         if spec.name is None or not spec.is_package or spec.name in self.ignore:
             return None
         if entry.folders and self.files.local(entry):
             return None
-        occurrence = Occurrence(location, spec, entry.line)
+        occurrence = Occurrence(location, spec, entry.line, branches)
         self.occurrences.setdefault(spec.name, []).append(occurrence)
         return occurrence
 
@@ -85,7 +86,7 @@ class Inventory:
         names: dict[str, Occurrence] = {}
         for location, install in installs:
             for entry in install.entries:
-                occurrence = self._add(location, entry)
+                occurrence = self._add(location, entry, install.branches)
                 if occurrence is not None:
                     names.setdefault(occurrence.name, occurrence)
             for ref in install.files:
@@ -124,6 +125,9 @@ class Inventory:
             names = self._installed(installs)
             self.via[location] = names
             self.image_names.update(names)
+            for _, install in installs:  # a local project's extras: what its pyproject lists
+                for entry in install.entries:
+                    self.image_names.update(self.files.extras(entry))
             for _, install in installs:
                 for ref in install.files:
                     self._from_file(self.files.resolve(ref), self.image_files)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import posixpath
+
 from bot.analysis.findings import Severity, finding, rule
 from bot.analysis.pins.collect import InstallPath, Inventory
 from bot.analysis.pins.gitrefs import ref_kind
@@ -9,6 +11,9 @@ from bot.analysis.pins.places import Location, Occurrence, Result
 from bot.analysis.requirements import Spec, allows, same_pin
 
 MAX_PLACES = 8
+_PER_PR = frozenset({"pull_request", "pull_request_target", "merge_group"})
+_EVENT_WORDS = {"schedule": "nightly, on a schedule", "workflow_dispatch": "run by hand",
+                "push": "on push", "release": "on release"}
 
 
 @rule("PIN001", "version-conflict", Severity.ERROR,
@@ -21,7 +26,10 @@ class VersionConflict:
     the image (with their scripts) and, in a configured group, its other Dockerfiles. One
     finding per package lists every place whose pin differs from the image's, anchored at the
     first. A range that excludes the pinned version counts as a different pin. Images of
-    different hardware (CUDA, ROCm, NPU, XPU, GB10) are different groups and never compared.
+    different hardware (CUDA, ROCm, NPU, XPU, GB10) are different groups and never compared,
+    and neither are two branches of one shell `if`/`elif`/`else` or `case` (in one `RUN` or
+    one script): they are alternatives, of which a build runs one. A conflict inside one
+    branch, or between a branch and a pin outside its construct, still counts.
 
     ## Why is this bad?
     CI runs one version and the image another, so a test passes in one and fails in the other;
@@ -98,9 +106,11 @@ class ImageCiDivergence:
     """
     ## What it does
     Reports workflow installs (a step, or a script it runs, `docker exec` lines included) that
-    pin a package no Dockerfile of its group installs (directly, through a script or a
-    requirements file), and those that reinstall a package the Dockerfile pins with a range
-    excluding that pin; one finding per package lists them all.
+    pin a package no Dockerfile of its group installs (directly, through a script, a
+    requirements file or the extras of a local project it installs), and those that reinstall
+    a package the Dockerfile pins with a range excluding that pin; one finding per package
+    lists them all. The message says `PR CI` when a workflow of those installs runs for pull
+    requests, else which workflow and triggers (`nightly, on a schedule`) run them.
 
     ## Why is this bad?
     PR CI and the image built from the Dockerfile then differ: a test that passes in CI fails
@@ -169,6 +179,11 @@ class Comparison:
         """One finding for a package, anchored at its first place; ``places`` are where the
         PR can fix it, in order, each with its fix."""
         found = _distinct(self.inventory.occurrences.get(name, []))
+        group = self.inventory.group
+        if group.container is not None:
+            images = "".join(f" (`{i}`)" for i in group.images if i != group.container)
+            message = (f"{message[:-1]} (in the jobs' container `{group.container}`{images}, "
+                       "which no Dockerfile of the repository is known to build).")
         unique: dict[tuple[str, int], tuple[Location, int, str]] = {}
         for place in places:
             unique.setdefault((place[0].path, place[1]), place)
@@ -231,14 +246,21 @@ class Comparison:
                 self._not_in_image(name, off)
         if not pinned:
             return
-        ref = min(pinned, key=self._rank)
-        problems: dict[str, list[tuple[Occurrence, str]]] = {}
+        ranked = sorted(pinned, key=self._rank)
+        problems: dict[tuple[str, Occurrence], list[tuple[Occurrence, str]]] = {}
         for o in occurrences:
-            if o is not ref:
-                compared = self._compare(ref, o)
-                if compared is not None:
-                    problems.setdefault(compared[0], []).append((o, compared[1]))
-        for rule_id, items in problems.items():
+            # the reference of a place: the first pin that can run with it (not in another
+            # branch of the same shell `if`/`case`, which is an alternative); of two pins,
+            # the better ranked is the reference
+            ref = next((p for p in ranked if p is not o and not p.excludes(o)), None)
+            if ref is None:
+                continue
+            first, other = (o, ref) if o.spec.pin is not None and \
+                self._rank(o) < self._rank(ref) else (ref, o)
+            compared = self._compare(first, other)
+            if compared is not None:
+                problems.setdefault((compared[0], first), []).append((other, compared[1]))
+        for (rule_id, ref), items in problems.items():
             self._report(rule_id, name, ref, items)
 
     def _not_in_image(self, name: str, found: list[Occurrence]) -> None:
@@ -248,12 +270,46 @@ class Comparison:
         where = _joined([(_pin_text(o.spec), _where(o)) for o in found], "by")
         message = (
             f"`{name}` is pinned to {where}, but no Dockerfile of the `{group.name}` "
-            f"group installs it ({dockerfiles}), so PR CI and the image differ."
+            f"group installs it ({dockerfiles}), so {self._runs(found)} and the image differ."
         )
         places = [(o.location, o.line,
                    f'add `"{o.spec.requirement}"` to `{group.dockerfiles[0]}` as well, '
                    "or drop the pin here") for o in found]
         self._emit("PIN004", name, places, message, *group.dockerfiles)
+
+    def _runs(self, found: list[Occurrence]) -> str:
+        """What runs these installs: `PR CI` when a workflow of theirs runs for pull
+        requests, else the workflows by their triggers (`the nightly `X` workflow`)."""
+        paths = list(dict.fromkeys(o.location.path for o in found if o.location.kind == "workflow"))
+        described: list[str] = []
+        for path in paths or self.inventory.group.workflows:
+            events = self._events(path, set())
+            if events & _PER_PR or not events:
+                return "PR CI"
+            workflow = self.inventory.files.workflow(path)
+            title = workflow.name if workflow is not None and workflow.name else \
+                posixpath.basename(path)
+            how = ", ".join(_EVENT_WORDS.get(e, f"on `{e}`") for e in sorted(events))
+            described.append(f"the `{title}` workflow (`{posixpath.basename(path)}`: {how})")
+        return " and ".join(dict.fromkeys(described)) if described else "PR CI"
+
+    def _events(self, path: str, seen: set[str]) -> set[str]:
+        """The events that run a workflow: its own triggers, and for a reusable one those of
+        the group's workflows that call it."""
+        if path in seen:
+            return set()
+        seen.add(path)
+        workflow = self.inventory.files.workflow(path)
+        if workflow is None:
+            return set()
+        events = set(workflow.triggers) - {"workflow_call"}
+        if "workflow_call" in workflow.triggers:
+            group = self.inventory.group
+            for other in dict.fromkeys([*group.workflows, *group.callers]):
+                caller = self.inventory.files.workflow(other)
+                if caller is not None and path in caller.calls:
+                    events |= self._events(other, seen)
+        return events
 
     def _compare(self, ref: Occurrence, o: Occurrence) -> tuple[str, str] | None:
         """The rule a place breaks against the reference pin, and what it does there."""

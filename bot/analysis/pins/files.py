@@ -5,21 +5,36 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from bot.analysis.dockerfile import Dockerfile, parse_dockerfile
+from bot.analysis.dockerfile import (
+    Dockerfile,
+    commands_expanded,
+    parse_dockerfile,
+    substitute,
+    substitute_known,
+)
 from bot.analysis.findings import Finding
 from bot.analysis.requirements import (
     Entry,
     FileRef,
     Install,
     RequirementsFile,
+    canonicalize_name,
     install_from,
     parse_requirements,
+    parse_spec,
     relative_candidates,
 )
-from bot.analysis.shell import newlines_before, pip_installs, script_runs
+from bot.analysis.shell import (
+    PipCommand,
+    assignments,
+    newlines_before,
+    pip_installs,
+    script_runs,
+    values_at,
+)
 from bot.analysis.source import Sources, Unreadable
 from bot.analysis.workflows import Workflow, parse_workflow
 
@@ -37,6 +52,7 @@ class Files:
         self._requirements: dict[str, RequirementsFile | None] = {}
         self._scripts: dict[str, Script | None] = {}
         self._folders: frozenset[str] | None = None
+        self._pyprojects: dict[str, tuple[str, dict[str, list[str]]] | None] = {}
 
     def text(self, path: str) -> str | None:
         text = self.sources.text(path)
@@ -75,6 +91,39 @@ class Files:
             text = self.text(path)
             self._scripts[path] = None if text is None else parse_script(path, text)
         return self._scripts[path]
+
+    def extras(self, entry: Entry) -> dict[str, Entry]:
+        """The packages a local project's extras name (`pip install -e "python[all]"`), read
+        from its `pyproject.toml` `[project.optional-dependencies]`; an extra naming the
+        project itself (`all = ["sglang[srt]"]`) adds that extra's. Package -> its entry."""
+        if not entry.extras:
+            return {}
+        path = next((posixpath.join(f, "pyproject.toml") for f in entry.folders
+                     if self.exists(posixpath.join(f, "pyproject.toml"))), None)
+        project = self.pyproject(path) if path is not None else None
+        if project is None:
+            return {}
+        name, optional = project
+        out: dict[str, Entry] = {}
+        queue, seen = list(entry.extras), set()
+        while queue:
+            extra = canonicalize_name(queue.pop(0))
+            if extra in seen:
+                continue
+            seen.add(extra)
+            for text in optional.get(extra, ()):
+                spec = parse_spec(text)
+                if spec.name is not None and spec.name == name:
+                    queue.extend(_listed_extras(text))
+                elif spec.name is not None:
+                    out.setdefault(spec.name, Entry(spec, 0))
+        return out
+
+    def pyproject(self, path: str) -> tuple[str, dict[str, list[str]]] | None:
+        """A `pyproject.toml`'s project name and optional dependencies (extra -> specs)."""
+        if path not in self._pyprojects:
+            self._pyprojects[path] = _read_pyproject(self.text(path))
+        return self._pyprojects[path]
 
     def resolve(self, ref: FileRef) -> str | None:
         """The repository file a `-r`/`-c` names: its first candidate that exists."""
@@ -122,6 +171,34 @@ class Files:
         return out
 
 
+def _listed_extras(text: str) -> list[str]:
+    found = re.match(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*\[([^\]]*)\]", text)
+    return [e.strip() for e in found.group(1).split(",") if e.strip()] if found else []
+
+
+def _read_pyproject(text: str | None) -> tuple[str, dict[str, list[str]]] | None:
+    """The project name and optional dependencies of a `pyproject.toml` text (None when it
+    does not parse or has no `[project]`)."""
+    if text is None:
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return None
+    project = data.get("project")
+    if not isinstance(project, dict) or not isinstance(project.get("name"), str):
+        return None
+    optional = project.get("optional-dependencies")
+    extras: dict[str, list[str]] = {}
+    if isinstance(optional, dict):
+        for key, specs in optional.items():
+            if isinstance(key, str) and isinstance(specs, list):
+                extras[canonicalize_name(key)] = [x for x in specs if isinstance(x, str)]
+    return canonicalize_name(project["name"]), extras
+
+
 @dataclass(frozen=True, slots=True)
 class Script:
     """A shell script's installs and the scripts it runs, as repository paths."""
@@ -139,8 +216,13 @@ _NEW_ENV = re.compile(
 
 def parse_script(path: str, text: str) -> Script:
     """A shell script read with the parser of `run:` steps; paths relative to the checkout
-    (where CI runs it from) or to the script's folder."""
+    (where CI runs it from) or to the script's folder. Variables the script assigns before
+    an install are substituted (`torch==${TORCH_VERSION}`); one it computes, or that comes
+    from outside (an argument, the environment), leaves its pin unknown."""
     folder = posixpath.dirname(path)
+    if "pip" in text and "$" in text:  # `PIP_INSTALL="uv pip install"` then `$PIP_INSTALL x`
+        commands = {a.name: a.value for a in assignments(text) if a.value and "pip" in a.value}
+        text = commands_expanded(text, commands) if commands else text
     newline = newlines_before(text)
 
     def line_of(pos: int) -> int:
@@ -150,7 +232,15 @@ def parse_script(path: str, text: str) -> Script:
         return tuple(dict.fromkeys([*relative_candidates(".", name),
                                     *relative_candidates(folder, name)]))
 
-    installs = tuple(install_from(cmd, line_of, lambda t: t, resolve)
+    assigned = assignments(text) if "pip" in text else []
+
+    def values(cmd: PipCommand) -> Callable[[str], str]:
+        if not assigned:
+            return lambda t: t
+        known, unknown = values_at(assigned, cmd.start, cmd.branches, substitute)
+        return lambda t: substitute_known(t, known, unknown)
+
+    installs = tuple(install_from(cmd, line_of, values(cmd), resolve)
                      for cmd in (pip_installs(text) if "pip" in text else ()))
     scripts = tuple(FileRef(w.text, line_of(w.start), False, resolve(w.text))
                     for w in script_runs(text))

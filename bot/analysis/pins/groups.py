@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from bot.analysis.pins.conditions import complementary
 from bot.analysis.pins.files import Files, Script
+from bot.analysis.pins.images import Built, built_by, built_images, job_images
 from bot.analysis.pins.places import Mode, PinGroup, takes
 from bot.analysis.requirements import Install
 from bot.analysis.snapshot import Snapshot
@@ -121,6 +122,7 @@ def _infer(files: Files, dockerfiles: list[str], workflows: list[str]) -> list[P
         kind = kinds[p]
         name = (kind or "default") if _image(kind, kinds) == p else p
         groups[p] = PinGroup(name, "inferred", kind == "rocm", [p], [], kind=kind)
+    built = built_images(files, workflows, set(dockerfiles))
     callers: dict[str, list[tuple[str, Job]]] = {}
     parsed_workflows: dict[str, Workflow] = {}
     for path in workflows:
@@ -136,7 +138,7 @@ def _infer(files: Files, dockerfiles: list[str], workflows: list[str]) -> list[P
             if not any(step.installs or step.scripts for step in job.steps):
                 continue
             for name, mode in _images_of(files, workflow, job, callers.get(path, []), kinds,
-                                         groups):
+                                         groups, built):
                 group = groups[name]
                 if path not in group.workflows:
                     group.workflows.append(path)
@@ -152,15 +154,26 @@ def _infer(files: Files, dockerfiles: list[str], workflows: list[str]) -> list[P
 
 def _images_of(files: Files, workflow: Workflow, job: Job, callers: list[tuple[str, Job]],
                kinds: dict[str, str | None], groups: dict[str, PinGroup],
-               ) -> list[tuple[str, Mode]]:
+               built: list[Built] | None = None) -> list[tuple[str, Mode]]:
     """The groups a job installs into, with what of it each takes.
 
-    A job in a `container:` installs into the image of its hardware. A job on the runner
+    A job in a `container:` installs into the image it names: when the repository's
+    workflows build images (``built``), the Dockerfile that builds one of that name; an image
+    none of them builds, or one given by an expression that cannot be followed, makes the
+    job a group of its own (its container noted), never an image guessed from a name.
+    Otherwise (no workflow builds an image) a `container:` job installs into the image of
+    its hardware. A job on the runner
     itself installs there, into no known image: a group of its own (shared with the jobs whose
     `if:` is complementary to its own); only what it sends into a container with `docker exec`
     goes to the image of its hardware. A hosted runner's job is always a group of its own.
     """
     path = workflow.path
+    if job.container is not None and built:
+        named = job_images(workflow, job, callers)
+        tied = [d for image in named or () for d in built_by(image, built)]
+        if named is not None and tied:
+            return [(name, "all") for name in dict.fromkeys(tied)]
+        return [(_own(workflow, job, groups, job.container, tuple(named or ())), "all")]
     sent = [i.container is not None for step in job.steps
             for i in (*step.installs, *(i for _, i in files.run_scripts(step.scripts, set())))]
     images: list[str] = []
@@ -182,9 +195,15 @@ def _images_of(files: Files, workflow: Workflow, job: Job, callers: list[tuple[s
     return out
 
 
-def _own(workflow: Workflow, job: Job, groups: dict[str, PinGroup]) -> str:
-    """The group of a job that installs into no known image."""
+def _own(workflow: Workflow, job: Job, groups: dict[str, PinGroup],
+         container: str | None = None, images: tuple[str, ...] = ()) -> str:
+    """The group of a job that installs into no known image (``container``: the image it
+    names, which no Dockerfile of the repository is known to build)."""
     path = workflow.path
+    for key, group in groups.items():  # jobs of one workflow in one such container: together
+        if container is not None and group.container == container and \
+                key.startswith(f"{path} / "):
+            return key
     for other in workflow.jobs:  # jobs that are alternatives of each other stay together
         key = f"{path} / {other.id}"
         if other.condition and job.condition and key in groups and \
@@ -192,7 +211,8 @@ def _own(workflow: Workflow, job: Job, groups: dict[str, PinGroup]) -> str:
             return key
     name = f"{path} / {job.id}"
     kind = hardware(" ".join([job.runs_on, job.container or "", posixpath.basename(path)]))
-    groups[name] = PinGroup(name, "inferred", kind == "rocm", [], [], kind=kind)
+    groups[name] = PinGroup(name, "inferred", kind == "rocm", [], [], kind=kind,
+                            container=container, images=images)
     return name
 
 

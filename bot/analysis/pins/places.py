@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from bot.analysis.findings import Finding
-from bot.analysis.requirements import Install, Spec
+from bot.analysis.requirements import Install, Spec, alternatives
 
 Kind = Literal["dockerfile", "workflow", "requirements", "script"]
 Mode = Literal["all", "host", "exec"]
@@ -38,11 +38,18 @@ class Occurrence:
     location: Location
     spec: Spec
     line: int
+    branches: tuple[tuple[int, int, int], ...] = ()  # shell branches: see Install.branches
 
     @property
     def name(self) -> str:
         assert self.spec.name is not None
         return self.spec.name
+
+    def excludes(self, other: Occurrence) -> bool:
+        """Whether the two sit in different branches of one shell `if`/`case` of one file:
+        alternatives, of which a build or a job runs one."""
+        return (self.location.path == other.location.path
+                and alternatives(self.branches, other.branches))
 
 
 @dataclass
@@ -64,6 +71,8 @@ class PinGroup:
     scripts: list[str] = field(default_factory=list)
     callers: list[str] = field(default_factory=list)
     roots: list[str] = field(default_factory=list)  # scripts read as places of their own
+    container: str | None = None  # a job's image that no Dockerfile here is known to build
+    images: tuple[str, ...] = ()  # what that image text is known to give, when it is
 
     @property
     def files(self) -> frozenset[str]:
