@@ -1,0 +1,138 @@
+"""Launches of ranks (`torchrun`, `python -m torch.distributed.run`, `mp.spawn`) and PAR003."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.analysis.engine import audit
+from bot.analysis.findings import Finding, Severity
+from bot.analysis.report import Report
+from bot.analysis.tree import FolderTree
+from tests.analysis.launch_fixtures import BASE, write
+
+MARK = 'register_rocm_ci(600, "stage-c-8-gpu-mi350")\n'
+PATH = "tests/test_r.py"
+
+
+def _audit(tmp_path: Path, text: str, extra: dict[str, str] | None = None) -> Report:
+    return audit(FolderTree(write(tmp_path, {**BASE, PATH: text, **(extra or {})})))
+
+
+def _launch(report: Report) -> str | None:
+    (entry,) = [t for t in report.tests if t.path == PATH]
+    return entry.launch
+
+
+def _rules(report: Report) -> list[Finding]:
+    return [f for f in report.findings if f.rule in ("PAR003", "PAR019")]
+
+
+def test_torchrun_of_16_ranks_on_an_8_gpu_runner_is_par003(tmp_path: Path) -> None:
+    report = _audit(tmp_path, "import subprocess\nimport sys\n" + MARK + (
+        "def test_parity():\n"
+        "    subprocess.run([sys.executable, '-m', 'torch.distributed.run', '--standalone',\n"
+        "                    '--nnodes=1', '--nproc-per-node=16', 'tests/worker.py'], check=True)\n"
+    ))
+    (found,) = _rules(report)
+    assert (found.rule, found.severity, found.path, found.line) == (
+        "PAR003", Severity.ERROR, PATH, 6)
+    assert "16 ranks per node" in found.message and "has 8 GPUs" in found.message
+    assert _launch(report) == "checked"
+
+
+def test_torchrun_that_fits_is_checked_and_names_its_script(tmp_path: Path) -> None:
+    report = _audit(tmp_path, "import subprocess\n" + MARK + (
+        "N = 4\n"
+        "def test_parity():\n"
+        "    subprocess.check_call(f'torchrun --nproc_per_node {N} tests/worker.py --x 1',\n"
+        "                          shell=True)\n"
+    ), {"tests/worker.py": "print(1)\n"})
+    assert _rules(report) == []
+    assert _launch(report) == "checked"
+
+
+def test_os_system_and_execvp_forms(tmp_path: Path) -> None:
+    text = "import os\n" + MARK + (
+        "if __name__ == '__main__':\n"
+        "    if 'RANK' not in os.environ:\n"
+        "        os.execvp('torchrun', ['torchrun', '--nproc_per_node=16', __file__])\n"
+    )
+    (found,) = _rules(_audit(tmp_path / "a", text))
+    assert (found.rule, found.line) == ("PAR003", 5)
+    text = "import os\n" + MARK + (
+        "def test_x():\n"
+        "    os.system('python3 -m torch.distributed.launch --nproc_per_node 9 w.py')\n"
+    )
+    (found,) = _rules(_audit(tmp_path / "b", text))
+    assert (found.rule, found.line) == ("PAR003", 4)
+
+
+def test_mp_spawn_counts_nprocs(tmp_path: Path) -> None:
+    text = "import torch.multiprocessing as mp\n" + MARK + (
+        "W = 16\n"
+        "def _worker(rank, world):\n"
+        "    pass\n"
+        "def test_multi_gpu():\n"
+        "    mp.spawn(_worker, args=(W,), nprocs=W, join=True)\n"
+    )
+    report = _audit(tmp_path / "a", text)
+    (found,) = _rules(report)
+    assert (found.rule, found.line) == ("PAR003", 3)  # where the count is written
+    ok = _audit(tmp_path / "b", text.replace("W = 16", "W = 8"))
+    assert _rules(ok) == [] and _launch(ok) == "checked"
+    positional = _audit(tmp_path / "c", text.replace("nprocs=W, ", "").replace(
+        "args=(W,)", "(W,), W"))
+    assert [f.rule for f in _rules(positional)] == ["PAR003"]
+
+
+def test_another_spawn_is_no_launch(tmp_path: Path) -> None:
+    report = _audit(tmp_path, "import pexpect\n" + MARK + (
+        "def test_shell():\n"
+        "    pexpect.spawn('bash', timeout=16)\n"
+    ))
+    assert _rules(report) == [] and _launch(report) == "none"
+
+
+def test_a_count_not_known_is_unchecked_with_par019(tmp_path: Path) -> None:
+    text = "import os\nimport torch.multiprocessing as mp\n" + MARK + (
+        "def test_multi_gpu():\n"
+        "    mp.spawn(print, nprocs=int(os.environ['WORLD']))\n"
+    )
+    report = _audit(tmp_path, text)
+    (found,) = _rules(report)
+    assert found.rule == "PAR019" and "os.environ" in found.message
+    assert _launch(report) == "unchecked"
+
+
+def test_arguments_of_an_unexpected_type_are_unchecked(tmp_path: Path) -> None:
+    text = "import torch.multiprocessing as mp\n" + MARK + (
+        "def test_multi_gpu():\n"
+        "    mp.spawn(print, nprocs=[8, 8])\n"
+    )
+    report = _audit(tmp_path / "a", text)
+    (found,) = _rules(report)
+    assert (found.rule, found.line) == ("PAR019", 4) and "is a list, not a whole number" in found.message
+    assert _launch(report) == "unchecked"
+    text = "import subprocess\n" + MARK + (
+        "def test_x():\n"
+        "    subprocess.run(['torchrun', '--nproc-per-node', 'many', 'w.py'])\n"
+    )
+    report = _audit(tmp_path / "b", text)
+    (found,) = _rules(report)
+    assert found.rule == "PAR019" and "`many`" in found.message
+    assert _launch(report) == "unchecked"
+
+
+def test_a_repository_helper_is_followed(tmp_path: Path) -> None:
+    helper = (
+        "import subprocess\n"
+        "def run_distributed(script, gpus=2):\n"
+        "    subprocess.run(['torchrun', f'--nproc-per-node={gpus}', script])\n"
+    )
+    text = "from miles.utils.dist_helper import run_distributed\n" + MARK + (
+        "def test_x():\n"
+        "    run_distributed('tests/w.py', gpus=12)\n"
+    )
+    report = _audit(tmp_path, text, {"miles/utils/dist_helper.py": helper})
+    (found,) = _rules(report)
+    assert found.rule == "PAR003" and "12 ranks" in found.message
