@@ -56,6 +56,7 @@ class Count:
     line: int
     unknown: str | None = None
     per_gpu: bool = False
+    at_most: int | None = None  # the bound of a count not known (`min(4, n)`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +150,20 @@ def _options(call: ExternalCall, tokens: Sequence[Token], at: int,
             problem = f"`{token.cond}` chooses between command lines here"
             at += 1
             continue
+        if isinstance(token, Opaque):
+            at += 1
+            name = token.known.partition("=")[0]
+            if name in _NPROC or name in _NNODES:  # `--nproc-per-node={n}`
+                count = _count(token, token, call)
+                nproc, nnodes = (count, nnodes) if name in _NPROC else (nproc, count)
+                continue
+            if token.known.startswith("-"):
+                continue  # another option, with its value
+            if nproc is None:  # options not known (`{dist_args}`) or the program
+                nproc = _count(token, token, call)
+            break
         if word is None or not word.startswith("-"):
-            break  # the program (or a word not known: taken for it)
+            break  # the program
         at += 1
         name, eq, value = word.partition("=")
         if name in _SWITCHES or not name.startswith("--"):
@@ -184,7 +197,7 @@ def _count(given: Token | str | None, flag: Token, call: ExternalCall) -> Count:
     if isinstance(given, Opaque):
         origin = given.origin
         return Count(None, origin.path if origin else path, origin.line if origin else line,
-                     unknown=given.text)
+                     unknown=given.text, at_most=given.at_most)
     if isinstance(given, Branches):
         return Count(None, path, line, unknown=given.cond)
     return Count(None, path, line, unknown="(no value)")
@@ -223,7 +236,8 @@ def _spawn(snapshot: Snapshot, call: ExternalCall) -> RankLaunch | None:
     elif isinstance(value, Unknown):
         origin = value.origin
         count = Count(None, origin.path if origin else call.path,
-                      origin.line if origin else call.line, unknown=value.text)
+                      origin.line if origin else call.line, unknown=value.text,
+                      at_most=value.at_most)
     else:
         return RankLaunch(form, call.path, call.line, call.guards, None, None,
                           f"`nprocs` of `{call.name}` is {_kind(value)}, not a whole number")
@@ -296,7 +310,8 @@ def check(launch: RankLaunch, test: str, gpus: int | None) -> Checked:
             f"{launch.problem}; its rank count was not checked.", test=test,
             details=(context,))], "unchecked", signature)
     nproc = launch.nproc
-    if nproc.unknown is not None:
+    if nproc.unknown is not None and (gpus is None or nproc.at_most is None or
+                                      nproc.at_most > gpus):
         return Checked([finding(
             "PAR019", nproc.path, nproc.line,
             f"`{nproc.unknown}` cannot be resolved statically, so the ranks per node of this "

@@ -136,3 +136,28 @@ def test_a_repository_helper_is_followed(tmp_path: Path) -> None:
     report = _audit(tmp_path, text, {"miles/utils/dist_helper.py": helper})
     (found,) = _rules(report)
     assert found.rule == "PAR003" and "12 ranks" in found.message
+
+
+def test_a_count_inside_a_word_not_known_is_never_taken_for_one(tmp_path: Path) -> None:
+    for name, line in (("a", "    subprocess.run(['torchrun', f'--nproc-per-node={n}', 'w.py'])\n"),
+                       ("b", "    subprocess.run(f'torchrun {n} w.py --x 1', shell=True)\n")):
+        report = _audit(tmp_path / name, "import os\nimport subprocess\n" + MARK + (
+            "def test_x():\n"
+            "    n = os.environ['DIST']\n" + line))
+        (found,) = _rules(report)
+        assert found.rule == "PAR019" and "os.environ['DIST']" in found.message, name
+        assert _launch(report) == "unchecked", name
+
+
+def test_min_of_a_known_count_bounds_it(tmp_path: Path) -> None:
+    text = "import json\nimport subprocess\n" + MARK + (
+        "def test_x():\n"
+        "    layers = json.load(open('config.json'))['num_hidden_layers']\n"
+        "    n = min(GPUS, layers)\n"
+        "    subprocess.run(f'torchrun --nproc-per-node {n} w.py', shell=True)\n"
+    )
+    ok = _audit(tmp_path / "a", text.replace("def test_x", "GPUS = 8\ndef test_x"))
+    assert _rules(ok) == [] and _launch(ok) == "checked"
+    over = _audit(tmp_path / "b", text.replace("def test_x", "GPUS = 16\ndef test_x"))
+    (found,) = _rules(over)  # at most 16 on 8 GPUs: not known to fail
+    assert found.rule == "PAR019" and _launch(over) == "unchecked"
