@@ -346,7 +346,7 @@ def _evaluate(snapshot: Snapshot, interp: Interpreter, path: str) -> _Eval:
     calls: list[ExternalCall] = []
     result = interp.run(path, calls.append)
     footprint = interp.footprint
-    from bot.analysis import runtime  # what the launches start is read with the first one
+    from bot.analysis import clis, runtime  # read with the first launch
 
     raws: list[_Raw] = []
     rank_launches: list[ranks.RankLaunch] = []
@@ -355,7 +355,7 @@ def _evaluate(snapshot: Snapshot, interp: Interpreter, path: str) -> _Eval:
         tokens = text_tokens(_command(call))
         argv = ranks.exec_tokens(call)  # os.execvp(file, argv): the words are argv's
         found = ranks.from_call(snapshot, call, tokens if argv is None else
-                                text_tokens(_command(argv)))
+                                text_tokens(_command(argv))) or clis.from_call(snapshot, call, tokens)
         if found:
             rank_launches.extend(found)
             if call.tail not in ranks.SPAWNS:

@@ -33,7 +33,8 @@ from bot.analysis.values import Const, ListV, Text, TupleV, Unknown, Value
 __all__ = ["MENTIONS", "Checked", "RankLaunch", "check", "from_call", "is_spawn"]
 
 # what a file that may start ranks mentions (a pattern): one that does not starts none
-MENTIONS = r"torchrun|torch\.distributed\.(?:run|launch)\b|\b(?:spawn|start_processes)\("
+MENTIONS = (r"torchrun|torch\.distributed\.(?:run|launch)\b|\b(?:spawn|start_processes)\("
+            r"|[\s'\"]-m\s")  # and a module run as a program, which may be a tool of ranks
 SPAWNS = frozenset({"spawn", "start_processes"})
 _TORCHRUN = re.compile(r"(?:\S*/)?torchrun")
 _TORCH_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch"})

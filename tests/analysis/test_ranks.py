@@ -161,3 +161,80 @@ def test_min_of_a_known_count_bounds_it(tmp_path: Path) -> None:
     over = _audit(tmp_path / "b", text.replace("def test_x", "GPUS = 16\ndef test_x"))
     (found,) = _rules(over)  # at most 16 on 8 GPUs: not known to fail
     assert found.rule == "PAR019" and _launch(over) == "unchecked"
+
+
+# ----- repository tools whose parsers define parallel flags ----------------------------------
+
+TOOL_ARGPARSE = (
+    "import argparse\n"
+    "def main():\n"
+    "    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--tensor-parallel', dest='tp', type=int, default=1)\n"
+    "    parser.add_argument('--pp', type=int, default=2)\n"
+    "    parser.add_argument('--seq-length', type=int, default=128)\n"
+    "    parser.parse_args()\n"
+)
+TOOL_LOOP = (
+    "import argparse\n"
+    "_NAMES = ('tp', 'pp', 'cp')\n"
+    "def parse(text):\n"
+    "    parser = argparse.ArgumentParser()\n"
+    "    for name in _NAMES:\n"
+    "        parser.add_argument(f'--{name}', type=int)\n"
+    "    return parser.parse_args(text.split())\n"
+)
+TOOL_TYPER = (
+    "from typing import Annotated\n"
+    "import typer\n"
+    "app = typer.Typer()\n"
+    "@app.command()\n"
+    "def run(nproc: Annotated[int, typer.Option(help='ranks')] = 1) -> None:\n"
+    "    pass\n"
+)
+
+
+def _tool(tmp_path: Path, tool: str, command: str) -> Report:
+    return _audit(tmp_path, "import subprocess\n" + MARK + (
+        "def test_tool():\n"
+        f"    subprocess.run({command!r}, shell=True, check=True)\n"
+    ), {"miles/tools/__init__.py": "", "miles/tools/bench/__init__.py": "",
+        "miles/tools/bench/__main__.py": tool})
+
+
+def test_a_tool_flags_are_read_from_its_argparse_definitions(tmp_path: Path) -> None:
+    report = _tool(tmp_path / "a", TOOL_ARGPARSE,
+                   "python -m miles.tools.bench --tensor-parallel 4 --pp 4 --seq-length 99")
+    (found,) = _rules(report)
+    assert found.rule == "PAR003" and "16 ranks" in found.message
+    ok = _tool(tmp_path / "b", TOOL_ARGPARSE, "python -m miles.tools.bench --tensor-parallel 4")
+    assert _rules(ok) == [] and _launch(ok) == "checked"  # 4 x the default PP 2
+
+
+def test_a_quoted_configuration_is_one_launch_each(tmp_path: Path) -> None:
+    command = "python3 -m miles.tools.bench run --baseline '--tp 1' --target '--tp 4 --cp 4 --pp 1'"
+    report = _tool(tmp_path, TOOL_LOOP, command)
+    (found,) = _rules(report)
+    assert found.rule == "PAR003" and "16 ranks" in found.message
+
+
+def test_typer_options_and_their_defaults(tmp_path: Path) -> None:
+    report = _tool(tmp_path / "a", TOOL_TYPER, "python -m miles.tools.bench --nproc=12")
+    assert [f.rule for f in _rules(report)] == ["PAR003"]
+    other = _tool(tmp_path / "b", TOOL_TYPER, "python -m miles.tools.bench --other 12")
+    assert _rules(other) == [] and _launch(other) == "none"  # no parallel flag given
+
+
+def test_a_tool_value_not_known_or_a_parser_not_read_is_unchecked(tmp_path: Path) -> None:
+    report = _audit(tmp_path / "a", "import os\nimport subprocess\n" + MARK + (
+        "def test_tool():\n"
+        "    subprocess.run(f\"python -m miles.tools.bench --target '{os.environ['T']}'\",\n"
+        "                   shell=True)\n"
+    ), {"miles/tools/__init__.py": "", "miles/tools/bench/__init__.py": "",
+        "miles/tools/bench/__main__.py": TOOL_LOOP})
+    (found,) = _rules(report)
+    assert found.rule == "PAR019" and "os.environ['T']" in found.message
+    assert _launch(report) == "unchecked"
+    broken = _tool(tmp_path / "b", TOOL_LOOP + "def broken(:\n", "python -m miles.tools.bench --tp 2")
+    (found,) = _rules(broken)
+    assert found.rule == "PAR019" and "miles/tools/bench/__main__.py" in found.message
+    assert _launch(broken) == "unchecked"
