@@ -18,23 +18,28 @@ PAR019 naming the expression or the place; it is never taken for checked.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from bot.analysis import shell
 from bot.analysis.evaluate import ExternalCall
 from bot.analysis.findings import Finding, finding
 from bot.analysis.flags import Branches, Opaque, Token, Word
+from bot.analysis.shell import newlines_before
 from bot.analysis.snapshot import Snapshot
 from bot.analysis.source import Module
-from bot.analysis.values import Const, ListV, Text, TupleV, Unknown, Value
+from bot.analysis.values import Const, ListV, Origin, Text, TupleV, Unknown, Value
 
 __all__ = ["MENTIONS", "Checked", "RankLaunch", "check", "from_call", "is_spawn"]
 
 # what a file that may start ranks mentions (a pattern): one that does not starts none
 MENTIONS = (r"torchrun|torch\.distributed\.(?:run|launch)\b|\b(?:spawn|start_processes)\("
-            r"|[\s'\"]-m\s")  # and a module run as a program, which may be a tool of ranks
+            r"|[\s'\"]-m\s"  # a module run as a program, which may be a tool of ranks
+            r"|\.sh\b")  # a shell script, which may start them
 SPAWNS = frozenset({"spawn", "start_processes"})
 _TORCHRUN = re.compile(r"(?:\S*/)?torchrun")
 _TORCH_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch"})
@@ -98,7 +103,48 @@ def from_call(snapshot: Snapshot, call: ExternalCall, tokens: Sequence[Token]) -
     if call.tail in SPAWNS:
         spawn = _spawn(snapshot, call)
         return [spawn] if spawn is not None else []
-    return _torchruns(call, tokens)
+    return [*_torchruns(call, tokens), *_scripts(snapshot, call, tokens)]
+
+
+# ----- shell scripts ------------------------------------------------------------------------
+
+def _scripts(snapshot: Snapshot, call: ExternalCall, tokens: Sequence[Token]) -> list[RankLaunch]:
+    """The launches of ranks in the repository's shell scripts the command line runs
+    (``bash tests/run.sh``, ``./run.sh``), read with :mod:`bot.analysis.shell`."""
+    out: list[RankLaunch] = []
+    for token in tokens:
+        word = _word(token)
+        if word is None or not word.endswith(".sh"):
+            continue
+        path = posixpath.normpath(word.removeprefix("./"))
+        if path.startswith(("/", "..")) or not snapshot.sources.exists(path):
+            continue
+        text = snapshot.sources.text(path)
+        line = _where(token, call)[1]
+        if not isinstance(text, str):
+            out.append(RankLaunch("shell script", call.path, line, call.guards, None, None,
+                                  f"`{path}` cannot be read"))
+            continue
+        try:
+            shlex.split(text, comments=True)
+        except ValueError as error:
+            out.append(RankLaunch("shell script", path, 1, call.guards, None, None,
+                                  f"`{path}` does not parse as shell ({error})"))
+            continue
+        lines = newlines_before(text)
+        for command in shell.commands(text):
+            if not command:
+                continue
+            at = lines(command[0].start) + 1
+            words: list[Token] = []
+            for item in command:
+                origin = Origin(path, lines(item.start) + 1)
+                if "$" in item.text:
+                    words.append(Opaque(item.text, origin, known=item.text.split("$", 1)[0]))
+                else:
+                    words.append(Word(item.text, (origin,) * len(item.text)))
+            out.extend(_torchruns(replace(call, path=path, line=at), words))
+    return out
 
 
 def exec_tokens(call: ExternalCall) -> ExternalCall | None:

@@ -238,3 +238,22 @@ def test_a_tool_value_not_known_or_a_parser_not_read_is_unchecked(tmp_path: Path
     (found,) = _rules(broken)
     assert found.rule == "PAR019" and "miles/tools/bench/__main__.py" in found.message
     assert _launch(broken) == "unchecked"
+
+
+def test_a_shell_script_the_test_runs_is_read(tmp_path: Path) -> None:
+    script = "#!/bin/bash\nset -e\nNPROC=16\ntorchrun \\\n  --nproc_per_node 16 tests/w.py\n"
+    text = "import subprocess\n" + MARK + (
+        "def test_x():\n"
+        "    subprocess.run(['bash', 'tests/run_dist.sh'], check=True)\n"
+    )
+    report = _audit(tmp_path / "a", text, {"tests/run_dist.sh": script})
+    (found,) = _rules(report)
+    assert (found.rule, found.path, found.line) == ("PAR003", "tests/run_dist.sh", 5)
+    unknown = _audit(tmp_path / "b", text, {"tests/run_dist.sh": script.replace(
+        "--nproc_per_node 16", "--nproc_per_node=$NPROC")})
+    (found,) = _rules(unknown)
+    assert found.rule == "PAR019" and "$NPROC" in found.message
+    broken = _audit(tmp_path / "c", text, {"tests/run_dist.sh": "torchrun 'x\n"})
+    (found,) = _rules(broken)
+    assert found.rule == "PAR019" and "does not parse" in found.message
+    assert _launch(broken) == "unchecked"
