@@ -150,7 +150,8 @@ def _describe(run: _Analysis, entry: TestEntry, marker: Marker, outcome: launch.
 # piece of text every match holds: looking for it first skips most files at once)
 _OTHER_LAUNCHES = (
     ("torch", re.compile(r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b"),
-     "it starts `torchrun`, whose launch the rules do not model"),
+     "it names `torchrun`, but no launch of it was found in the test's run (one started by "
+     "a program the test runs is not followed)"),
     ("launch_server", re.compile(r"\b\w*launch_server\w*\b"),
      "a server test: it starts a server (`launch_server`), whose flags the rules do not model"),
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from bot.analysis.values import Choice, Chunk, Hole, Origin, Part, Text, Unknown
@@ -84,6 +84,8 @@ class Opaque:
     text: str
     origin: Origin | None
     quiet: bool = False
+    known: str = field(default="", compare=False)  # the word's characters that are known
+    at_most: int | None = field(default=None, compare=False)  # its number's bound, if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +131,9 @@ def tokenize(parts: Sequence[Part]) -> list[Token]:
     def flush() -> None:
         if holes:
             quiet = all(h.quiet for h in holes) and not chars
-            out.append(Opaque(" ".join(h.text for h in holes), holes[0].origin, quiet))
+            bound = holes[0].at_most if len(holes) == 1 else None
+            out.append(Opaque(" ".join(h.text for h in holes), holes[0].origin, quiet,
+                              "".join(chars), bound))
         elif chars:
             out.append(Word("".join(chars), tuple(origins)))
         chars.clear()

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from bot.analysis import par, servers
+from bot.analysis import par, ranks, servers
 from bot.analysis.cienv import ci_environment
 from bot.analysis.evaluate import ExternalCall, Footprint, Interpreter, Limits, RunResult
 from bot.analysis.findings import Finding, finding
@@ -95,6 +95,7 @@ class LaunchOutcome:
     skipped: tuple[frozenset[str], ...] = ()
     calls: tuple[LaunchCall, ...] = ()
     servers: tuple[servers.Server, ...] = ()
+    ranks: tuple[ranks.RankLaunch, ...] = ()  # the launches of ranks (torchrun, mp.spawn)
 
     @classmethod
     def empty(cls) -> LaunchOutcome:
@@ -139,6 +140,8 @@ class _Eval:
     result: RunResult
     raws: list[_Raw]
     resolved: list[_Resolved] = field(default_factory=list)  # as the evaluating one read them
+    ranks: list[ranks.RankLaunch] = field(default_factory=list)
+    rank_calls: list[LaunchCall] = field(default_factory=list)  # the programs they start
 
 
 @dataclass(slots=True)
@@ -164,6 +167,8 @@ class _Resolved:
 class _Run:
     result: RunResult
     launches: list[_Resolved]
+    ranks: list[ranks.RankLaunch] = field(default_factory=list)
+    rank_calls: list[LaunchCall] = field(default_factory=list)
 
 
 class _Cache:
@@ -204,7 +209,8 @@ class _Mentions:
     def __init__(self, snapshot: Snapshot) -> None:
         sinks = "|".join(re.escape(w) for w in sorted(snapshot.config.launch.sinks, key=len, reverse=True))
         flags = "|".join(re.escape(w) for w in sorted(FLAGS, key=len, reverse=True))
-        self.pattern = re.compile(f"(?:{flags})(?![\\w-])" + (f"|{sinks}" if sinks else ""))
+        self.pattern = re.compile(f"(?:{flags})(?![\\w-])" + (f"|{sinks}" if sinks else "")
+                                  + f"|{ranks.MENTIONS}")  # a launch of ranks
         self.files: dict[str, bool] = {}
 
 
@@ -213,7 +219,8 @@ _MENTIONS: Derived[_Mentions] = Derived(_Mentions)
 
 def _may_launch(snapshot: Snapshot, path: str) -> bool:
     """Whether a test could start a launch: its text, or that of a module it imports,
-    mentions a launch function (``launch.sinks``) or a parallelism flag. A test with
+    mentions a launch function (``launch.sinks``), a parallelism flag or a launcher of
+    ranks (:data:`bot.analysis.ranks.MENTIONS`). A test with
     neither is not evaluated at all. A file that cannot be read may: it is evaluated."""
     mentions = snapshot.derived(_MENTIONS)
     closure, _ = snapshot.graph.closure(path)
@@ -308,7 +315,7 @@ def _run(snapshot: Snapshot, path: str, backend: str) -> _Run:
                                   files, raw.model_unknown, _key(parsed, raw.guards), raw.call))
     if mine:
         evaluation.resolved = launches
-    run = _Run(evaluation.result, launches)
+    run = _Run(evaluation.result, launches, evaluation.ranks, evaluation.rank_calls)
     cache.runs[key] = run
     return run
 
@@ -339,11 +346,21 @@ def _evaluate(snapshot: Snapshot, interp: Interpreter, path: str) -> _Eval:
     calls: list[ExternalCall] = []
     result = interp.run(path, calls.append)
     footprint = interp.footprint
-    from bot.analysis import runtime  # what the launches start is read with the first one
+    from bot.analysis import clis, runtime  # read with the first launch
 
     raws: list[_Raw] = []
+    rank_launches: list[ranks.RankLaunch] = []
+    rank_calls: list[LaunchCall] = []
     for call in calls:
         tokens = text_tokens(_command(call))
+        argv = ranks.exec_tokens(call)  # os.execvp(file, argv): the words are argv's
+        found = ranks.from_call(snapshot, call, tokens if argv is None else
+                                text_tokens(_command(argv))) or clis.from_call(snapshot, call, tokens)
+        if found:
+            rank_launches.extend(found)
+            if call.tail not in ranks.SPAWNS:
+                rank_calls.append(runtime.launch_call(
+                    call, tokens if argv is None else text_tokens(_command(argv))))
         wanted = None if call.named_sink else LAUNCH_FLAGS
         if not has_flag(tokens, wanted) and not (call.named_sink and _unknown_words(tokens)):
             continue
@@ -352,7 +369,8 @@ def _evaluate(snapshot: Snapshot, interp: Interpreter, path: str) -> _Eval:
         raws.append(_Raw(call.path, call.line, call.guards, tokens, model_path, unknown, model,
                          files, runtime.launch_call(call, tokens), call.environ))
     interp.release_run()
-    return _Eval(path, interp, footprint, result, raws)
+    return _Eval(path, interp, footprint, result, raws, ranks=rank_launches,
+                 rank_calls=rank_calls)
 
 
 def _unknown_words(tokens: list[Token]) -> bool:
@@ -491,7 +509,7 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
             "cannot be resolved statically; launches past that point were not checked.",
             test=marker.path,
         ))
-    elif stop is not None and not launches:
+    elif stop is not None and not launches and not run.ranks:
         findings.append(finding(
             "PAR019", stop.path, stop.line,
             f"The run of `{marker.path}` ends at `{stop.text}` before it starts any launch, "
@@ -518,10 +536,17 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
             resolved.signature = _signature(launch)
     signature = tuple(r.signature for r in used if r.signature is not None) if launches else None
     stopped = bool(run.result.exhausted or run.result.error or
-                   (stop is not None and (stop.guards or not launches)))
+                   (stop is not None and (stop.guards or (not launches and not run.ranks))))
+    for rank_launch in dict.fromkeys(run.ranks):
+        checked = ranks.check(rank_launch, marker.path, gpus)
+        findings.extend(checked.findings)
+        states.append("checked" if checked.state == "checked" else "unchecked")
+        signature = (*(signature or ()), checked.signature)
     return LaunchOutcome(signature, findings, files, table, tuple(launches), tuple(states),
                          stopped, skipped=tuple(skipped),
-                         calls=tuple(dict.fromkeys(r.call for r in run.launches)))
+                         calls=tuple(dict.fromkeys([*(r.call for r in run.launches),
+                                                    *run.rank_calls])),
+                         ranks=tuple(dict.fromkeys(run.ranks)))
 
 
 # per snapshot: the server launches of a test file on a backend

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from bot.analysis.launch import LaunchOutcome
 
 __all__ = ["EntryPoint", "LaunchCall", "entry_points", "launch_call", "launched_by",
-           "runtime_reach", "unknown_launches"]
+           "module_file", "runtime_reach", "unknown_launches"]
 
 # the strings a value may be, or None when it is not known
 Strings = tuple[str, ...] | None
@@ -490,7 +490,7 @@ def _console_scripts(snapshot: Snapshot) -> dict[str, str]:
     return cache.scripts
 
 
-def _module_file(snapshot: Snapshot, module: str) -> str | None:
+def module_file(snapshot: Snapshot, module: str) -> str | None:
     """The repository file ``python -m module`` runs, through the python roots."""
     if not _MODULE.fullmatch(module):
         return None
@@ -539,7 +539,7 @@ class _Survey:
                          "root)"] = None
 
     def _module(self, snapshot: Snapshot, name: str, how: str) -> None:
-        path = _module_file(snapshot, name)
+        path = module_file(snapshot, name)
         if path is not None:  # else a module installed, not the repository's
             self.entries.setdefault((path, name), EntryPoint(path, how, name))
 

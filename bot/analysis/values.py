@@ -49,6 +49,8 @@ class Unknown(Value):
     text: str
     origin: Origin | None = None
     quiet: bool = False  # a call known not to carry launch flags
+    # a number it cannot exceed, when one is known (`min(4, n)` is at most 4)
+    at_most: int | None = field(default=None, kw_only=True)
 
 
 @dataclass(slots=True, eq=False)
@@ -104,6 +106,7 @@ class Hole:
     text: str
     origin: Origin | None = field(default=None, compare=False)
     quiet: bool = False
+    at_most: int | None = None  # the unknown number's bound (see Unknown)
 
 
 @dataclass(slots=True, unsafe_hash=True)

@@ -148,7 +148,8 @@ def test_each_gpu_marker_says_how_much_of_its_launch_was_checked(git_repo: GitRe
     assert states[("tests/e2e/megatron/test_partial.py", "rocm")][0] == "partial"
     assert states[("tests/e2e/megatron/test_guarded.py", "rocm")][0] == "unchecked"
     assert states[("tests/e2e/test_torchrun.py", "rocm")] == (
-        "none", ["launch: none, it starts `torchrun`, whose launch the rules do not model"])
+        "none", ["launch: none, it names `torchrun`, but no launch of it was found in the test's "
+                 "run (one started by a program the test runs is not followed)"])
     assert states[("tests/e2e/test_server.py", "rocm")][1][0].startswith("launch: none, a server test")
     assert states[("tests/e2e/test_sglang.py", "rocm")] == ("checked", [])
     assert report.launch_counts() == {"checked": 4, "partial": 2, "unchecked": 2, "none": 2}

@@ -103,7 +103,8 @@ class CallsMixin(Core):
                        partial: bool = False) -> None:
         if self.on_call is None:
             return
-        if not named and not any(has_flag(v) for v in [*args, *keywords.values()]):
+        if not named and tail not in _RANK_SPAWNS and \
+                not any(has_flag(v) or _names_script(v) for v in [*args, *keywords.values()]):
             return
         self.on_call(ExternalCall(
             name=self._segment(node.func, scope), tail=tail, args=tuple(args),
@@ -334,6 +335,20 @@ class CallsMixin(Core):
         if isinstance(factory, ClassV):
             return self._construct(factory, [], {}, None, scope)
         return Unknown(f"{text} default")
+
+
+# calls that may start ranks without a flag in their arguments (`mp.spawn(fn, nprocs=4)`):
+# reported whatever they are given, as are calls given a shell script to run (`bash x.sh`;
+# see bot.analysis.ranks)
+_RANK_SPAWNS = frozenset({"spawn", "start_processes"})
+
+
+def _names_script(value: Value) -> bool:
+    if isinstance(value, Text):
+        return any(isinstance(p, Chunk) and ".sh" in p.text for p in value.parts)
+    if isinstance(value, ListV | TupleV):
+        return any(_names_script(v) for v in value.items)
+    return False
 
 
 def has_flag(value: Value) -> bool:

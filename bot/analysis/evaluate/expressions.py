@@ -143,7 +143,7 @@ class ExpressionsMixin(OperatorsMixin, CallsMixin):
         plain = python(value)
         if plain is NOT_PLAIN or isinstance(value, ListV):
             if isinstance(value, Unknown):
-                return [Hole(value.text, value.origin or origin, value.quiet)]
+                return [Hole(value.text, value.origin or origin, value.quiet, value.at_most)]
             return [Hole(self._segment(node, scope), origin)]
         try:
             shown: object = plain

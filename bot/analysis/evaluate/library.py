@@ -85,7 +85,7 @@ def _b_str(call: BuiltinCall) -> Value:
     if isinstance(value, Const):
         return Text.of(str(value.value), value.origin or call.origin)
     if isinstance(value, Unknown):
-        return Text((Hole(value.text, value.origin or call.origin, value.quiet),))
+        return Text((Hole(value.text, value.origin or call.origin, value.quiet, value.at_most),))
     plain = python(value)
     return call.unknown() if plain is NOT_PLAIN else Text.of(str(plain), call.origin)
 
@@ -117,6 +117,9 @@ def _b_minmax(call: BuiltinCall) -> Value:
         items = inner
     plain = [python(v) for v in items]
     if not plain or any(p is NOT_PLAIN or not isinstance(p, int | float) for p in plain):
+        known = [p for p in plain if type(p) is int]
+        if call.func.name == "min" and known:  # at most its smallest known number
+            return Unknown(call.text, call.origin, at_most=min(known))
         return call.unknown()
     pick = min if call.func.name == "min" else max
     chosen = pick(plain)  # type: ignore[type-var]

@@ -17,7 +17,9 @@ def placement_exceeds_runner(v: View) -> Violation | None:
     per node default to 8 when `--actor-num-gpus-per-node` is not given. For an SGLang server
     (`popen_launch_server(..., other_args=[...])`, `python -m sglang.launch_server`,
     `sgl.Engine(tp_size=...)`), checks `tp x pp` (times `dp` only when DP attention is
-    explicitly off: SGLang may turn it on by itself) against the runner's GPUs.
+    explicitly off: SGLang may turn it on by itself) against the runner's GPUs. For a launch
+    of ranks (`torchrun --nproc-per-node N`, `mp.spawn(fn, nprocs=N)`, a repository tool's
+    `--tp`/`--pp`/`--cp`/`--nproc`), checks the ranks per node against the runner's GPUs.
 
     ## Why is this bad?
     There is no error message: the job waits for its placement group forever and the CI run
