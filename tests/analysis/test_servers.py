@@ -74,11 +74,10 @@ def test_what_the_syntax_does_not_decide_is_unresolved() -> None:
         def test(tp):
             with open(F) as f:
                 pass
-            for i in range(2):
-                pass
             n = 0
-            n += 1
-            other = [1.5]
+            for i in range(2):
+                n += 1
+            other = ["--mem-fraction-static", 1.5]
             popen_launch_server(M, U, other_args=[
                 "--tp", str(tp), "--dp", str(X), "--ep", f"{os.sep}", "--pp-size", str(f),
                 "--nnodes", str(n), "--tp-size", str(i), "--ep-size", f"{X!r}",
@@ -91,7 +90,7 @@ def test_what_the_syntax_does_not_decide_is_unresolved() -> None:
 def test_odd_words_and_values() -> None:
     got = _settings("""
         popen_launch_server(M, U, other_args=["--tp", "two", "--dp", str(1.5), "--ep", int("x"),
-                            "--pp-size", str([1]), "--nnodes", str(True), 3, [1], "--tp-size"])
+                            "--pp-size", str([1]), "--nnodes", str(True), 3, "--tp-size"])
     """)
     assert got == {"tp": "two", "dp": "str(1.5)", "ep": 'int("x")', "pp": "str([1])",
                    "nnodes": "str(True)"}
@@ -101,7 +100,9 @@ def test_odd_words_and_values() -> None:
 
 def test_an_unknown_word_may_set_any_size() -> None:
     server = _one('popen_launch_server(M, U, other_args=["--tp", "2", *EXTRA])')
-    assert server.value("tp") == 2
+    assert server.value("tp") == servers.Unresolved("*EXTRA", 1)  # EXTRA may set it again
+    assert _one('popen_launch_server(M, U, other_args=["--tp", "2", *EXTRA, "--tp", "4"])'
+                ).value("tp") == 4
     assert isinstance(server.value("dp"), servers.Unresolved)
     assert _one('popen_launch_server(M, U, other_args=ARGS)').opaque[0].text == "ARGS"
     assert _one("popen_launch_server(M, U, **KW)").opaque
@@ -303,3 +304,95 @@ def test_servers_beside_a_training_launch(tmp_path: Path) -> None:
     """, suite="stage-c-4-gpu-mi350")
     assert outcome.states == ("checked", "checked") and outcome.findings == []
     assert outcome.signature is not None and len(outcome.signature) == 2
+
+
+def test_changes_of_the_argument_list_are_replayed() -> None:
+    assert _settings("""
+        def test():
+            args = ["--tp", "2"]
+            args.extend(["--dp", "2"])
+            args.append("--ep")
+            args.append("2")
+            args.insert(0, "--mem-fraction-static")
+            args.insert(1, "0.8")
+            args += ["--pp-size", "1"]
+            args.remove("--pp-size")
+            args.remove("1")
+            if is_hip():
+                args.extend(["--tp", "8"])
+            else:
+                args.extend(["--tp", "4"])
+            with ctx():
+                args.append("--enable-dp-attention")
+            popen_launch_server(M, U, other_args=args)
+            args.append("--tp")  # after the launch
+            args.append("16")
+    """) == {"tp": 8, "dp": 2, "ep": 2, "dp_attention": True}
+
+
+def test_a_change_under_an_undecided_condition_decides_what_differs() -> None:
+    server = _one("""
+        def launch(is_tp2, big):
+            args = ["--log-level-http", "warning", "--ep", "2"]
+            if is_tp2:
+                args.extend(["--tp", "2"])
+            if big:
+                args.append("--trust-remote-code")
+            return popen_launch_server(M, U, other_args=args)
+    """)
+    assert server.settings == {"tp": servers.Unresolved("is_tp2", 4), "ep": 2}
+    assert servers.check(server, "t", 8).state == "partial"
+
+
+def test_a_change_that_is_not_replayed_leaves_the_value_unknown() -> None:
+    cases = {
+        "for x in extra:\n        args.append(x)": "args.append(x)",
+        "helper(args)": "helper(args)",
+        "args.extend(cls.more)": "args.extend(cls.more)",
+        "args[0] = '--dp'": "args",  # a store into it: not bound once
+        "del args[0]": "del args[0]",
+        "args.sort()": "args.sort()",
+        "other = args\n    other.append('4')": "other = args",
+        "args.remove('--dp')": "args.remove('--dp')",  # not there: ValueError
+        "args.insert(k, '8')": "args.insert(k, '8')",
+        "try:\n        args.pop()\n    except E:\n        pass": "args.pop()",
+        "def more():\n        args.append('8')\n    more()": "args.append('8')",
+    }
+    for change, named in cases.items():
+        server = _one(f"""
+def test(extra, k):
+    args = ["--tp", "2"]
+    {change}
+    popen_launch_server(M, U, other_args=args)
+""")
+        value = server.value("tp")
+        assert isinstance(value, servers.Unresolved) and value.text == named, change
+        assert servers.check(server, "t", 8).state != "checked", change
+
+
+def test_a_module_list_changed_elsewhere_is_not_known() -> None:
+    module_level = """
+        ARGS = ["--tp", "2"]
+        ARGS.append("--dp")
+        ARGS.append("2")
+        def test():
+            popen_launch_server(M, U, other_args=ARGS)
+    """
+    assert _settings(module_level) == {"tp": 2, "dp": 2}
+    server = _one("""
+        ARGS = ["--tp", "2"]
+        def setup():
+            ARGS.extend(["--tp", "8"])
+        def test():
+            popen_launch_server(M, U, other_args=ARGS)
+    """)
+    assert server.value("tp") == servers.Unresolved('ARGS.extend(["--tp", "8"])', 4)
+    attribute = _one("""
+        class T:
+            @classmethod
+            def setUpClass(cls):
+                cls.args = ["--tp", "2"]
+                cls.args.extend(["--tp", "8"])
+                popen_launch_server(M, U, other_args=cls.args)
+    """)
+    assert attribute.value("tp") == servers.Unresolved('cls.args.extend(["--tp", "8"])', 6)
