@@ -438,7 +438,14 @@ class _Replay:
 
     def _apply_one(self, stmt: ast.stmt, value: object) -> object:
         if isinstance(value, Unresolved):
-            return self.UNSET
+            # words not known, then the words added after them (a later flag still wins)
+            value = [value]
+            grown = self._apply_one(stmt, value)
+            if not isinstance(grown, list) or grown[:1] != value or \
+                    (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and
+                     _tail(stmt.value.func) not in ("append", "extend")):
+                return self.UNSET
+            return grown
         if isinstance(stmt, ast.AugAssign) and _key(stmt.target) == self.key and \
                 isinstance(stmt.op, ast.Add):
             other = self._at(stmt.value)

@@ -396,3 +396,39 @@ def test_a_module_list_changed_elsewhere_is_not_known() -> None:
                 popen_launch_server(M, U, other_args=cls.args)
     """)
     assert attribute.value("tp") == servers.Unresolved('cls.args.extend(["--tp", "8"])', 6)
+
+
+def test_words_added_after_unknown_ones_still_set_their_flags() -> None:
+    server = _one("""
+        def test(config):
+            args = list(config.other_args)
+            args.extend(["--dp", "2"])
+            args += ["--ep", "2"]
+            popen_launch_server(M, U, other_args=args)
+    """)
+    assert server.settings["dp"] == 2 and server.settings["ep"] == 2
+    assert server.value("tp") == servers.Unresolved("list(config.other_args)", 3)
+    removed = _one("""
+        def test(config):
+            args = list(config.other_args)
+            args.remove("--tp")
+            popen_launch_server(M, U, other_args=args)
+    """)
+    assert removed.value("tp") == servers.Unresolved('args.remove("--tp")', 4)
+
+
+def test_arguments_of_unexpected_types_leave_the_launch_unchecked() -> None:
+    from bot.analysis import engine  # noqa: F401 - the rules' declarations
+
+    odd = ["7", "None", '{"--tp": 2}', "[None]", "[True]", "[[\"--tp\", \"2\"]]", "1.5",
+           "b'--tp 2'", "(x for x in X)", "lambda: 1", '["--tp", 2.0]', "..."]
+    for text in odd:
+        server = _one(f"popen_launch_server(M, U, other_args={text})")
+        checked = servers.check(server, "test/test_s.py", 8)
+        assert checked.state != "checked", text
+        assert any(f.rule == "PAR019" and f.line == 1 for f in checked.findings), text
+    for text in ['"8"', "8.0", "None", "[8]", "True"]:
+        server = _one(f"Engine(model_path=M, tp_size={text})")
+        checked = servers.check(server, "test/test_s.py", 8)
+        assert checked.state != "checked", text
+        assert any(f.rule == "PAR019" and text in f.message for f in checked.findings), text
