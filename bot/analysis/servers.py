@@ -247,6 +247,11 @@ _PURE = frozenset({
 # the changes of a list the reader replays: `x.append(v)`, `x.extend(l)`, `x.insert(i, v)`,
 # `x.remove(v)` (and `x += l`)
 _REPLAYED = frozenset({"append", "extend", "insert", "remove"})
+# where a launcher takes the server's command line, when not `other_args` (5th positional)
+_ARGUMENTS: dict[str, tuple[str, int]] = {
+    "run_bench_serving": ("other_server_args", 3),
+    "ModelLaunchSettings": ("extra_args", 2),
+}
 MAX_PATHS = 16  # the values a name may have at a launch, after undecided branches
 
 
@@ -674,6 +679,41 @@ def _words(value: object, expr: ast.expr, reader: _Reader) -> list[str | Unresol
     return [reader.unresolved(expr)]
 
 
+def _settings_object(server: Server, node: ast.Call, args: ast.expr | None,
+                     reader: _Reader) -> None:
+    """SGLang's ``ModelLaunchSettings(model_path, tp_size=1, extra_args=None, ...)``
+    (python/sglang/test/test_utils.py): the server's arguments are ``extra_args``, with
+    ``--tp tp_size`` added when ``tp_size > 1`` and ``--tp`` is not one of them."""
+    if any(kw.arg is None for kw in node.keywords) or \
+            any(isinstance(a, ast.Starred) for a in node.args):
+        server.opaque.append(reader.unresolved(node))
+        return
+    words: list[str | Unresolved] = []
+    line = node.lineno
+    if args is not None:
+        value = reader.value(args)
+        words = _words(value.condition if isinstance(value, _Paths) else value, args, reader)
+        line = args.lineno
+    tp = next((kw.value for kw in node.keywords if kw.arg == "tp_size"), None)
+    if tp is None and len(node.args) > 1:
+        tp = node.args[1]
+    if tp is not None and "--tp" not in words and \
+            not any(isinstance(w, Unresolved) for w in words):
+        size = reader.value(tp)
+        if isinstance(size, int) and not isinstance(size, bool):
+            if size > 1:
+                words += [_at_line("--tp", tp.lineno), _at_line(str(size), tp.lineno)]
+        else:
+            words += [_at_line("--tp", tp.lineno), reader.unresolved(tp)]
+    _apply_flags(server, words, line)
+
+
+def _at_line(text: str, line: int) -> _Str:
+    word = _Str(text)
+    word.line = line
+    return word
+
+
 def _merge(server: Server, paths: _Paths, args: ast.expr, reader: _Reader) -> None:
     """The server's values over every value its arguments may have: a value they all agree
     on is known, any other is decided by the condition that told them apart."""
@@ -865,9 +905,13 @@ def _server(node: ast.Call, module: Module, scopes: _Scopes, launchers: frozense
     reader = _Reader(scopes, node, module, backend, launchers | keyword_forms)
     if tail in launchers:
         server = Server(module.path, node.lineno, tail)
-        args = next((kw.value for kw in node.keywords if kw.arg == "other_args"), None)
-        if args is None and len(node.args) > 4:
-            args = node.args[4]
+        keyword, position = _ARGUMENTS.get(tail, ("other_args", 4))
+        args = next((kw.value for kw in node.keywords if kw.arg == keyword), None)
+        if args is None and len(node.args) > position:
+            args = node.args[position]
+        if tail == "ModelLaunchSettings":
+            _settings_object(server, node, args, reader)
+            return server
         if any(kw.arg is None for kw in node.keywords) or \
                 any(isinstance(a, ast.Starred) for a in node.args):
             server.opaque.append(reader.unresolved(node))

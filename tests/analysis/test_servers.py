@@ -432,3 +432,37 @@ def test_arguments_of_unexpected_types_leave_the_launch_unchecked() -> None:
         checked = servers.check(server, "test/test_s.py", 8)
         assert checked.state != "checked", text
         assert any(f.rule == "PAR019" and text in f.message for f in checked.findings), text
+
+
+def test_sglang_launch_helpers_are_server_launches() -> None:
+    launchers = frozenset(defaults().launch.servers)
+    found = servers.find(_module("""
+        def test():
+            popen_launch_pd_server(M, P, 60, other_args=["--tp", "4", "--disaggregation-mode",
+                                                         "prefill"])
+            popen_launch_pd_server(M, D, 60, None, ["--tp", "2", "--dp", "2"])
+            run_bench_serving(M, 10, 1.0, ["--tp", "8"])
+            run_bench_serving(model=M, num_prompts=1, request_rate=1,
+                              other_server_args=["--ep", "2", "--tp", "2"])
+        MODELS = [
+            ModelLaunchSettings(M, tp_size=8),
+            ModelLaunchSettings(M, 2, ["--tp", "4"]),
+            ModelLaunchSettings(M, tp_size=8, extra_args=["--tp-size", "4"]),
+            ModelLaunchSettings(M),
+            ModelLaunchSettings(M, tp_size=N, extra_args=["--dp", "2"]),
+            ModelLaunchSettings(M, tp_size=2, extra_args=EXTRA),
+        ]
+    """), "rocm", launchers, frozenset())
+    sizes = [(s.form, s.value("tp"), s.value("dp"), s.value("ep")) for s in found]
+    unknown_n = servers.Unresolved("N", 14)
+    unknown_extra = servers.Unresolved("EXTRA", 15)
+    assert sizes == [
+        ("popen_launch_pd_server", 4, 1, 1), ("popen_launch_pd_server", 2, 2, 1),
+        ("run_bench_serving", 8, 1, 1), ("run_bench_serving", 2, 1, 2),
+        ("ModelLaunchSettings", 8, 1, 1), ("ModelLaunchSettings", 4, 1, 1),
+        ("ModelLaunchSettings", 8, 1, 1),  # `--tp-size 4`, then `--tp 8` added after it
+        ("ModelLaunchSettings", 1, 1, 1), ("ModelLaunchSettings", unknown_n, 2, 1),
+        ("ModelLaunchSettings", unknown_extra, unknown_extra, unknown_extra),
+    ]
+    assert servers.check(found[2], "t", 4).findings[0].rule == "PAR003"  # TP 8 on 4 GPUs
+    assert [servers.check(s, "t", 8).state for s in found[-2:]] == ["partial", "unchecked"]
