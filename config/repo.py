@@ -101,7 +101,9 @@ class LaunchConfig(_Model):
     platform_env: dict[str, dict[Backend, str | None]] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     sinks: list[str] = field(default_factory=lambda: ["execute_train"])
-    servers: list[str] = field(default_factory=lambda: ["popen_launch_server"])
+    servers: list[str] = field(default_factory=lambda: [
+        "popen_launch_server", "popen_launch_pd_server", "run_bench_serving",
+        "ModelLaunchSettings"])
     server_keywords: list[str] = field(default_factory=lambda: ["Engine", "ServerArgs"])
     quiet_calls: list[str] = field(default_factory=lambda: ["get_default_wandb_args"])
     max_steps: int = 200_000

@@ -78,7 +78,9 @@ class LaunchConfig(Model):
     platform_env: dict[str, dict[Backend, str | None]] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
     sinks: list[str] = Field(default_factory=lambda: ["execute_train"])
-    servers: list[str] = Field(default_factory=lambda: ["popen_launch_server"])
+    servers: list[str] = Field(default_factory=lambda: [
+        "popen_launch_server", "popen_launch_pd_server", "run_bench_serving",
+        "ModelLaunchSettings"])
     server_keywords: list[str] = Field(default_factory=lambda: ["Engine", "ServerArgs"])
     quiet_calls: list[str] = Field(default_factory=lambda: ["get_default_wandb_args"])
     max_steps: int = Field(default=200_000, ge=1_000, le=10_000_000)

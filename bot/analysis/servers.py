@@ -11,8 +11,13 @@ A test starts an SGLang server in one of three forms:
   no GPU, so only SGLang's own constraints apply to it, and not inside ``assertRaises``.
 
 The values are resolved from the test's own syntax: literals, ``str(N)``, lists and their
-sums, and names bound once in the function, the class or the module. Anything else is not
-known: the rules that need it are not evaluated (PAR019). A launch the test skips in CI
+sums, and names bound once in the function, the class or the module. The changes made to a
+bound list on the way to the launch are replayed (``append``, ``extend``, ``insert``,
+``remove``, ``+=``), in straight code, in a branch whose condition is known in CI, and over
+both ways of a branch whose condition is not (a size the ways disagree on is decided by that
+condition). Any other change that may come first (in a loop, through an alias, in another
+function, by a call the list is handed to) leaves the list not known, named by that change.
+Anything else is not known: the rules that need it are not evaluated (PAR019). A launch the test skips in CI
 (``if is_in_ci(): return`` before it, ``@unittest.skipIf(is_in_ci(), ...)`` around it, or
 ``@unittest.skip``) is not checked at all.
 
@@ -99,10 +104,31 @@ class _Scopes:
         self.tree = tree
         self.classes: dict[ast.ClassDef, dict[str, ast.expr | None]] = {}
         self.functions: dict[ast.AST, dict[str, ast.expr | None]] = {}
+        self._module_changes: dict[frozenset[str], dict[str, list[ast.AST]]] = {}
 
     @cached_property
     def module(self) -> dict[str, ast.expr | None]:
         return _bindings(self.tree.body)
+
+    def module_changes(self, name: str, exempt: frozenset[str]) -> list[ast.AST]:
+        """The changes of a module-level name: anywhere in the module but in the functions
+        where the name is a local of their own."""
+        found = self._module_changes.get(exempt)
+        if found is None:
+            found = _changes(self.tree, exempt)
+            self._module_changes[exempt] = found
+        changes = found.get(name, [])
+        if not changes:
+            return []
+        local: set[int] = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not any(
+                    isinstance(n, ast.Global) and name in n.names for n in ast.walk(node)):
+                params = {a.arg for a in [*node.args.posonlyargs, *node.args.args,
+                                          *node.args.kwonlyargs]}
+                if name in self.bindings(node) or name in params:
+                    local.update(id(n) for n in ast.walk(node))
+        return [c for c in changes if id(c) not in local]
 
     def bindings(self, scope: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
         found = self.functions.get(scope)
@@ -170,7 +196,9 @@ def _bindings(body: list[ast.stmt]) -> dict[str, ast.expr | None]:
     names: dict[str, ast.expr | None] = {}
     for stmt in body:
         for node in _own_nodes(stmt):
-            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                names.setdefault(node.target.id, None)  # a change (see _Changes), or unbound
+            elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
                 for target in _targets(node):
                     if isinstance(target, ast.Name):
                         _bind(names, target.id, _assigned(node))
@@ -202,6 +230,287 @@ def _own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
                 todo.append(child)
 
 
+# ----- what changes a value after it is bound ---------------------------------------------------
+
+# methods that read their object and change nothing
+_READS = frozenset({
+    "copy", "count", "index", "get", "keys", "values", "items", "split", "rsplit", "join", "format",
+    "startswith", "endswith", "strip", "lstrip", "rstrip", "replace", "lower", "upper",
+    "partition", "rpartition", "find", "rfind", "encode", "splitlines", "isdigit",
+})
+# calls that read their arguments and change none of them
+_PURE = frozenset({
+    "str", "int", "float", "bool", "len", "list", "tuple", "set", "dict", "sorted", "reversed",
+    "print", "repr", "enumerate", "zip", "isinstance", "any", "all", "min", "max", "range", "iter",
+    "hash", "id", "type", *_READS,
+})
+# the changes of a list the reader replays: `x.append(v)`, `x.extend(l)`, `x.insert(i, v)`,
+# `x.remove(v)` (and `x += l`)
+_REPLAYED = frozenset({"append", "extend", "insert", "remove"})
+# where a launcher takes the server's command line, when not `other_args` (5th positional)
+_ARGUMENTS: dict[str, tuple[str, int]] = {
+    "run_bench_serving": ("other_server_args", 3),
+    "ModelLaunchSettings": ("extra_args", 2),
+}
+MAX_PATHS = 16  # the values a name may have at a launch, after undecided branches
+
+
+def _key(expr: ast.expr) -> str | None:
+    """The value an expression names, as the reader follows it: a name, or ``self.x``
+    (``cls.x`` alike)."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and \
+            expr.value.id in ("self", "cls"):
+        return "self." + expr.attr
+    return None
+
+
+def _changes(tree: ast.AST, exempt: frozenset[str]) -> dict[str, list[ast.AST]]:
+    """Per value (see :func:`_key`), the nodes under ``tree`` that may change it in place:
+    a method call other than a read, a store into or through it, ``x += ...``, a call that is
+    handed it (it may change it), and, for a name that is another's alias (``b = a``), what
+    changes the alias. ``exempt``: the calls that only read what they are given (the
+    launchers)."""
+    found: dict[str, list[ast.AST]] = {}
+    aliases: list[tuple[str, str, ast.AST]] = []
+
+    def add(expr: ast.expr, node: ast.AST) -> None:
+        key = _key(expr)
+        if key is not None:
+            found.setdefault(key, []).append(node)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr not in _READS:
+                add(func.value, node)
+            tail = _tail(func)
+            if tail in _PURE or tail in exempt or tail.startswith("assert"):
+                continue
+            for arg in [*node.args, *(kw.value for kw in node.keywords)]:
+                add(arg.value if isinstance(arg, ast.Starred) else arg, node)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            for target in targets:
+                for inner in ast.walk(target):
+                    if isinstance(inner, ast.Subscript | ast.Attribute):
+                        add(inner.value, node)  # a store into it, or into what it holds
+                if isinstance(node, ast.AugAssign):
+                    add(target, node)
+            if isinstance(node, ast.Assign):
+                # `b = a` and `a = b = [...]`: one list under two names, either changes both
+                names = [k for k in (_key(t) for t in node.targets) if k is not None]
+                source = _key(node.value)
+                if source is not None:
+                    names.append(source)
+                for first in names:
+                    for second in names:
+                        if first != second:
+                            aliases.append((first, second, node))
+    for _ in range(4):  # an alias of an alias
+        for alias, key, node in aliases:
+            if alias in found and node not in found.get(key, ()):
+                found.setdefault(key, []).append(node)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Paths:
+    """The values a name may have at a launch, one per way through undecided branches."""
+
+    values: list[object]
+    condition: Unresolved  # the first condition that decides between them
+
+
+class _Replay:
+    """The value a name has at a launch, replaying the changes of it on the way there (see
+    :meth:`_Reader._replayed`). Only straight code is replayed: the changes in a branch whose
+    condition is known in CI, in a ``with``, or before the launch in the same block."""
+
+    UNSET = object()
+
+    def __init__(self, reader: _Reader, key: str, bound: ast.expr, changes: list[ast.AST]) -> None:
+        self.reader = reader
+        self.key = key
+        self.bound = bound
+        self.changes = changes
+        self.values: list[object] = []  # one per way of getting here (empty: not bound yet)
+        self.forks: list[ast.expr] = []  # the undecided conditions that made them
+        self.reached = False
+        self.opaque: ast.AST | None = None
+
+    def _contains(self, stmt: ast.AST, target: ast.AST) -> bool:
+        return any(node is target for node in ast.walk(stmt))
+
+    def _changed_in(self, stmt: ast.AST) -> ast.AST | None:
+        inside = {id(n) for n in ast.walk(stmt)}
+        return next((c for c in self.changes if id(c) in inside), None)
+
+    def run(self, block: list[ast.stmt]) -> None:
+        for stmt in block:
+            if self.reached or self.opaque is not None:
+                return
+            self._stmt(stmt)
+
+    def _branches(self, stmt: ast.stmt) -> list[list[ast.stmt]] | None:
+        """The blocks of a compound statement that run, in order, when that is known."""
+        if isinstance(stmt, ast.If):
+            truth = _truth(stmt.test, self.reader.backend)
+            if truth is None:
+                return None
+            return [stmt.body if truth else stmt.orelse]
+        if isinstance(stmt, ast.With | ast.AsyncWith):
+            return [stmt.body]
+        return None
+
+    def _stmt(self, stmt: ast.stmt) -> None:
+        launch = self.reader.node
+        here = self._contains(stmt, launch)
+        binds = self._contains(stmt, self.bound)
+        change = self._changed_in(stmt)
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if change is not None:
+                self.opaque = change  # runs when called, which is not followed here
+            return
+        if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is self.bound:
+            self.values = [self._at(self.bound)]
+            return
+        if not here and not binds and change is None:
+            return
+        if not _blocks(stmt):
+            if here:
+                self.reached = True  # the launch: what its own statement changes comes after
+            elif not self._apply(stmt):
+                self.opaque = change or stmt
+            return
+        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While) and change is not None:
+            self.opaque = change  # a loop's changes are not unrolled here
+            return
+        branches = self._branches(stmt)
+        if branches is None and change is not None and isinstance(stmt, ast.If) and \
+                not here and not binds:
+            self._fork(stmt)
+            return
+        if branches is None:
+            if change is not None:
+                self.opaque = change
+                return
+            branches = [b for b in _blocks(stmt) if any(
+                self._contains(s, self.bound) or self._contains(s, launch) for s in b)]
+        for branch in branches:
+            self.run(branch)
+
+    def _fork(self, stmt: ast.If) -> None:
+        """Both ways through an ``if`` whose condition is not known in CI: the value is one
+        of what each leaves."""
+        before = self.values
+        out: list[object] = []
+        for branch in (stmt.body, stmt.orelse):
+            self.values = list(before)
+            self.run(branch)
+            if self.opaque is not None:
+                return
+            out.extend(v for v in self.values if v not in out)
+        if len(out) > MAX_PATHS:
+            self.opaque = stmt.test
+            return
+        self.values = out
+        self.forks.append(stmt.test)
+
+    def _apply(self, stmt: ast.stmt) -> bool:
+        """Replay a simple statement that changes the value; False: it cannot be."""
+        if not self.values:
+            return False
+        out = []
+        for value in self.values:
+            changed = self._apply_one(stmt, value)
+            if changed is self.UNSET:
+                return False
+            out.append(changed)
+        self.values = out
+        return True
+
+    def _at(self, expr: ast.expr) -> object:
+        """The value of ``expr`` where the statement that holds it runs."""
+        reader = self.reader
+        saved = reader.node, reader._chain
+        reader.node, reader._chain = expr, None
+        try:
+            return reader.value(expr)
+        finally:
+            reader.node, reader._chain = saved
+
+    def _apply_one(self, stmt: ast.stmt, value: object) -> object:
+        if isinstance(value, Unresolved):
+            # words not known, then the words added after them (a later flag still wins)
+            value = [value]
+            grown = self._apply_one(stmt, value)
+            if not isinstance(grown, list) or grown[:1] != value or \
+                    (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and
+                     _tail(stmt.value.func) not in ("append", "extend")):
+                return self.UNSET
+            return grown
+        if isinstance(stmt, ast.AugAssign) and _key(stmt.target) == self.key and \
+                isinstance(stmt.op, ast.Add):
+            other = self._at(stmt.value)
+            if isinstance(value, list) and isinstance(other, list | tuple):
+                return [*value, *other]
+            if (isinstance(value, str) and isinstance(other, str)) or \
+                    (type(value) is int and type(other) is int):
+                return value + other  # type: ignore[operator]
+            return self.UNSET
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+            return self.UNSET
+        call = stmt.value
+        func = call.func
+        if not isinstance(func, ast.Attribute) or _key(func.value) != self.key or \
+                func.attr not in _REPLAYED or call.keywords or \
+                any(isinstance(a, ast.Starred) for a in call.args) or \
+                not isinstance(value, list):
+            return self.UNSET
+        if sum(1 for c in self.changes if self._contains(stmt, c)) != 1:
+            return self.UNSET  # another change inside its arguments
+        args = [self._at(a) for a in call.args]
+        items: list[object] = list(value)
+        if func.attr == "append" and len(args) == 1:
+            items.append(args[0])
+        elif func.attr == "extend" and len(args) == 1 and isinstance(args[0], list | tuple | str):
+            items.extend(args[0])
+        elif func.attr == "insert" and len(args) == 2 and type(args[0]) is int:
+            items.insert(args[0], args[1])
+        elif func.attr == "remove" and len(args) == 1 and _known_item(args[0]):
+            for index, item in enumerate(items):
+                if not _known_item(item):
+                    return self.UNSET  # it may be the one removed
+                if item == args[0]:
+                    del items[index]
+                    break
+            else:
+                return self.UNSET  # ValueError
+        else:
+            return self.UNSET
+        return items
+
+
+def _known_item(value: object) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, Unresolved)
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement blocks of a compound statement."""
+    out: list[list[ast.stmt]] = []
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            out.append(block)
+    for handler in getattr(stmt, "handlers", []) or []:
+        out.append(handler.body)
+    for case in getattr(stmt, "cases", []) or []:
+        out.append(case.body)
+    return out
+
+
 class _Str(str):
     """A string literal that knows its line."""
 
@@ -215,10 +524,13 @@ def _line(word: object, default: int) -> int:
 class _Reader:
     """Values of expressions at one call, from the names around it."""
 
-    def __init__(self, scopes: _Scopes, node: ast.expr, module: Module) -> None:
+    def __init__(self, scopes: _Scopes, node: ast.expr, module: Module, backend: str = "",
+                 exempt: frozenset[str] = frozenset()) -> None:
         self.scopes = scopes
         self.module = module
         self.node = node
+        self.backend = backend
+        self.exempt = exempt  # the launchers: they read what they are given
         self._chain: list[_Def] | None = None
         self.depth = 0
 
@@ -292,8 +604,21 @@ class _Reader:
                 expr.value.id in ("self", "cls"):
             cls = next((c for c in self.chain if isinstance(c, ast.ClassDef)), None)
             bound = self.scopes.attributes(cls).get(expr.attr) if cls is not None else None
-            return self.value(bound) if bound is not None else self.unresolved(expr)
+            if bound is None or cls is None:
+                return self.unresolved(expr)
+            # an attribute is set in one method and used in another: a change of it anywhere
+            # in the class may come first
+            changed = _changes(cls, self.exempt).get("self." + expr.attr)
+            if changed:
+                return self._changed(changed[0])
+            return self.value(bound)
         return self.unresolved(expr)
+
+    def _changed(self, node: ast.AST) -> Unresolved:
+        """What a change the reader does not replay leaves of a value: not known, named by
+        the change."""
+        text = self.module.segment(node) if isinstance(node, ast.expr | ast.stmt) else None
+        return Unresolved(text or ast.unparse(node), getattr(node, "lineno", 0))
 
     def _name(self, expr: ast.Name) -> object:
         for scope in self.chain:
@@ -304,9 +629,31 @@ class _Reader:
                                       *scope.args.kwonlyargs]}
             if expr.id in names or expr.id in params:
                 bound = names.get(expr.id)
-                return self.value(bound) if bound is not None else self.unresolved(expr)
+                if bound is None:
+                    return self.unresolved(expr)
+                changes = _changes(scope, self.exempt).get(expr.id, [])
+                return self._replayed(expr.id, bound, changes, scope.body)
         bound = self.scopes.module.get(expr.id)
-        return self.value(bound) if bound is not None else self.unresolved(expr)
+        if bound is None:
+            return self.unresolved(expr)
+        changes = self.scopes.module_changes(expr.id, self.exempt)
+        return self._replayed(expr.id, bound, changes, self.scopes.tree.body)
+
+    def _replayed(self, key: str, bound: ast.expr, changes: list[ast.AST],
+                  body: list[ast.stmt]) -> object:
+        """The value of a name bound once to ``bound`` in ``body``, where the launch reads it,
+        after the ``changes`` made to it on the way (see :class:`_Replay`)."""
+        if not changes:
+            return self.value(bound)
+        replay = _Replay(self, key, bound, changes)
+        replay.run(body)
+        if replay.opaque is not None:
+            return self._changed(replay.opaque)
+        if not replay.values:
+            return self._changed(changes[0])
+        if len(replay.values) > 1:
+            return _Paths(replay.values, self.unresolved(replay.forks[0]))
+        return replay.values[0]
 
 
 def _words(value: object, expr: ast.expr, reader: _Reader) -> list[str | Unresolved]:
@@ -332,6 +679,59 @@ def _words(value: object, expr: ast.expr, reader: _Reader) -> list[str | Unresol
     return [reader.unresolved(expr)]
 
 
+def _settings_object(server: Server, node: ast.Call, args: ast.expr | None,
+                     reader: _Reader) -> None:
+    """SGLang's ``ModelLaunchSettings(model_path, tp_size=1, extra_args=None, ...)``
+    (python/sglang/test/test_utils.py): the server's arguments are ``extra_args``, with
+    ``--tp tp_size`` added when ``tp_size > 1`` and ``--tp`` is not one of them."""
+    if any(kw.arg is None for kw in node.keywords) or \
+            any(isinstance(a, ast.Starred) for a in node.args):
+        server.opaque.append(reader.unresolved(node))
+        return
+    words: list[str | Unresolved] = []
+    line = node.lineno
+    if args is not None:
+        value = reader.value(args)
+        words = _words(value.condition if isinstance(value, _Paths) else value, args, reader)
+        line = args.lineno
+    tp = next((kw.value for kw in node.keywords if kw.arg == "tp_size"), None)
+    if tp is None and len(node.args) > 1:
+        tp = node.args[1]
+    if tp is not None and "--tp" not in words and \
+            not any(isinstance(w, Unresolved) for w in words):
+        size = reader.value(tp)
+        if isinstance(size, int) and not isinstance(size, bool):
+            if size > 1:
+                words += [_at_line("--tp", tp.lineno), _at_line(str(size), tp.lineno)]
+        else:
+            words += [_at_line("--tp", tp.lineno), reader.unresolved(tp)]
+    _apply_flags(server, words, line)
+
+
+def _at_line(text: str, line: int) -> _Str:
+    word = _Str(text)
+    word.line = line
+    return word
+
+
+def _merge(server: Server, paths: _Paths, args: ast.expr, reader: _Reader) -> None:
+    """The server's values over every value its arguments may have: a value they all agree
+    on is known, any other is decided by the condition that told them apart."""
+    each = []
+    for value in paths.values:
+        one = Server(server.path, server.line, server.form)
+        _apply_flags(one, _words(value, args, reader), args.lineno)
+        each.append(one)
+    for one in each:
+        server.opaque.extend(o for o in one.opaque if o not in server.opaque)
+        for symbol, line in one.lines.items():
+            server.lines.setdefault(symbol, line)
+    for symbol in dict.fromkeys(s for one in each for s in one.settings):
+        values = [one.value(symbol) for one in each]
+        server.settings[symbol] = values[0] if all(v == values[0] for v in values) \
+            else paths.condition
+
+
 def _int(text: str) -> int | None:
     return int(text) if re.fullmatch(r"\d{1,9}", text) else None
 
@@ -344,6 +744,8 @@ def _apply_flags(server: Server, words: list[str | Unresolved], line: int) -> No
         i += 1
         if isinstance(word, Unresolved):
             server.opaque.append(word)
+            for known in server.settings:  # the unknown word may set it again
+                server.settings[known] = word
             continue
         if not word.startswith("--"):
             continue
@@ -485,7 +887,7 @@ def find(module: Module, backend: str, launchers: frozenset[str],
     scopes = _Scopes(module.tree)
     out: list[Server] = []
     for node in calls:
-        server = _server(node, module, scopes, launchers, keyword_forms)
+        server = _server(node, module, scopes, launchers, keyword_forms, backend)
         if server is None:
             continue
         skipped, cond = _guard(scopes, node, backend)
@@ -498,19 +900,27 @@ def find(module: Module, backend: str, launchers: frozenset[str],
 
 
 def _server(node: ast.Call, module: Module, scopes: _Scopes, launchers: frozenset[str],
-            keyword_forms: frozenset[str]) -> Server | None:
+            keyword_forms: frozenset[str], backend: str) -> Server | None:
     tail = _tail(node.func)
-    reader = _Reader(scopes, node, module)
+    reader = _Reader(scopes, node, module, backend, launchers | keyword_forms)
     if tail in launchers:
         server = Server(module.path, node.lineno, tail)
-        args = next((kw.value for kw in node.keywords if kw.arg == "other_args"), None)
-        if args is None and len(node.args) > 4:
-            args = node.args[4]
+        keyword, position = _ARGUMENTS.get(tail, ("other_args", 4))
+        args = next((kw.value for kw in node.keywords if kw.arg == keyword), None)
+        if args is None and len(node.args) > position:
+            args = node.args[position]
+        if tail == "ModelLaunchSettings":
+            _settings_object(server, node, args, reader)
+            return server
         if any(kw.arg is None for kw in node.keywords) or \
                 any(isinstance(a, ast.Starred) for a in node.args):
             server.opaque.append(reader.unresolved(node))
         if args is not None:
-            _apply_flags(server, _words(reader.value(args), args, reader), args.lineno)
+            value = reader.value(args)
+            if isinstance(value, _Paths):
+                _merge(server, value, args, reader)
+            else:
+                _apply_flags(server, _words(value, args, reader), args.lineno)
         return server
     if tail in keyword_forms:
         if _in_raises(scopes, node):

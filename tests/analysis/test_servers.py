@@ -74,11 +74,10 @@ def test_what_the_syntax_does_not_decide_is_unresolved() -> None:
         def test(tp):
             with open(F) as f:
                 pass
-            for i in range(2):
-                pass
             n = 0
-            n += 1
-            other = [1.5]
+            for i in range(2):
+                n += 1
+            other = ["--mem-fraction-static", 1.5]
             popen_launch_server(M, U, other_args=[
                 "--tp", str(tp), "--dp", str(X), "--ep", f"{os.sep}", "--pp-size", str(f),
                 "--nnodes", str(n), "--tp-size", str(i), "--ep-size", f"{X!r}",
@@ -91,7 +90,7 @@ def test_what_the_syntax_does_not_decide_is_unresolved() -> None:
 def test_odd_words_and_values() -> None:
     got = _settings("""
         popen_launch_server(M, U, other_args=["--tp", "two", "--dp", str(1.5), "--ep", int("x"),
-                            "--pp-size", str([1]), "--nnodes", str(True), 3, [1], "--tp-size"])
+                            "--pp-size", str([1]), "--nnodes", str(True), 3, "--tp-size"])
     """)
     assert got == {"tp": "two", "dp": "str(1.5)", "ep": 'int("x")', "pp": "str([1])",
                    "nnodes": "str(True)"}
@@ -101,7 +100,9 @@ def test_odd_words_and_values() -> None:
 
 def test_an_unknown_word_may_set_any_size() -> None:
     server = _one('popen_launch_server(M, U, other_args=["--tp", "2", *EXTRA])')
-    assert server.value("tp") == 2
+    assert server.value("tp") == servers.Unresolved("*EXTRA", 1)  # EXTRA may set it again
+    assert _one('popen_launch_server(M, U, other_args=["--tp", "2", *EXTRA, "--tp", "4"])'
+                ).value("tp") == 4
     assert isinstance(server.value("dp"), servers.Unresolved)
     assert _one('popen_launch_server(M, U, other_args=ARGS)').opaque[0].text == "ARGS"
     assert _one("popen_launch_server(M, U, **KW)").opaque
@@ -303,3 +304,165 @@ def test_servers_beside_a_training_launch(tmp_path: Path) -> None:
     """, suite="stage-c-4-gpu-mi350")
     assert outcome.states == ("checked", "checked") and outcome.findings == []
     assert outcome.signature is not None and len(outcome.signature) == 2
+
+
+def test_changes_of_the_argument_list_are_replayed() -> None:
+    assert _settings("""
+        def test():
+            args = ["--tp", "2"]
+            args.extend(["--dp", "2"])
+            args.append("--ep")
+            args.append("2")
+            args.insert(0, "--mem-fraction-static")
+            args.insert(1, "0.8")
+            args += ["--pp-size", "1"]
+            args.remove("--pp-size")
+            args.remove("1")
+            if is_hip():
+                args.extend(["--tp", "8"])
+            else:
+                args.extend(["--tp", "4"])
+            with ctx():
+                args.append("--enable-dp-attention")
+            popen_launch_server(M, U, other_args=args)
+            args.append("--tp")  # after the launch
+            args.append("16")
+    """) == {"tp": 8, "dp": 2, "ep": 2, "dp_attention": True}
+
+
+def test_a_change_under_an_undecided_condition_decides_what_differs() -> None:
+    server = _one("""
+        def launch(is_tp2, big):
+            args = ["--log-level-http", "warning", "--ep", "2"]
+            if is_tp2:
+                args.extend(["--tp", "2"])
+            if big:
+                args.append("--trust-remote-code")
+            return popen_launch_server(M, U, other_args=args)
+    """)
+    assert server.settings == {"tp": servers.Unresolved("is_tp2", 4), "ep": 2}
+    assert servers.check(server, "t", 8).state == "partial"
+
+
+def test_a_change_that_is_not_replayed_leaves_the_value_unknown() -> None:
+    cases = {
+        "for x in extra:\n        args.append(x)": "args.append(x)",
+        "helper(args)": "helper(args)",
+        "args.extend(cls.more)": "args.extend(cls.more)",
+        "args[0] = '--dp'": "args",  # a store into it: not bound once
+        "del args[0]": "del args[0]",
+        "args.sort()": "args.sort()",
+        "other = args\n    other.append('4')": "other = args",
+        "args.remove('--dp')": "args.remove('--dp')",  # not there: ValueError
+        "args.insert(k, '8')": "args.insert(k, '8')",
+        "try:\n        args.pop()\n    except E:\n        pass": "args.pop()",
+        "def more():\n        args.append('8')\n    more()": "args.append('8')",
+    }
+    for change, named in cases.items():
+        server = _one(f"""
+def test(extra, k):
+    args = ["--tp", "2"]
+    {change}
+    popen_launch_server(M, U, other_args=args)
+""")
+        value = server.value("tp")
+        assert isinstance(value, servers.Unresolved) and value.text == named, change
+        assert servers.check(server, "t", 8).state != "checked", change
+
+
+def test_a_module_list_changed_elsewhere_is_not_known() -> None:
+    module_level = """
+        ARGS = ["--tp", "2"]
+        ARGS.append("--dp")
+        ARGS.append("2")
+        def test():
+            popen_launch_server(M, U, other_args=ARGS)
+    """
+    assert _settings(module_level) == {"tp": 2, "dp": 2}
+    server = _one("""
+        ARGS = ["--tp", "2"]
+        def setup():
+            ARGS.extend(["--tp", "8"])
+        def test():
+            popen_launch_server(M, U, other_args=ARGS)
+    """)
+    assert server.value("tp") == servers.Unresolved('ARGS.extend(["--tp", "8"])', 4)
+    attribute = _one("""
+        class T:
+            @classmethod
+            def setUpClass(cls):
+                cls.args = ["--tp", "2"]
+                cls.args.extend(["--tp", "8"])
+                popen_launch_server(M, U, other_args=cls.args)
+    """)
+    assert attribute.value("tp") == servers.Unresolved('cls.args.extend(["--tp", "8"])', 6)
+
+
+def test_words_added_after_unknown_ones_still_set_their_flags() -> None:
+    server = _one("""
+        def test(config):
+            args = list(config.other_args)
+            args.extend(["--dp", "2"])
+            args += ["--ep", "2"]
+            popen_launch_server(M, U, other_args=args)
+    """)
+    assert server.settings["dp"] == 2 and server.settings["ep"] == 2
+    assert server.value("tp") == servers.Unresolved("list(config.other_args)", 3)
+    removed = _one("""
+        def test(config):
+            args = list(config.other_args)
+            args.remove("--tp")
+            popen_launch_server(M, U, other_args=args)
+    """)
+    assert removed.value("tp") == servers.Unresolved('args.remove("--tp")', 4)
+
+
+def test_arguments_of_unexpected_types_leave_the_launch_unchecked() -> None:
+    from bot.analysis import engine  # noqa: F401 - the rules' declarations
+
+    odd = ["7", "None", '{"--tp": 2}', "[None]", "[True]", "[[\"--tp\", \"2\"]]", "1.5",
+           "b'--tp 2'", "(x for x in X)", "lambda: 1", '["--tp", 2.0]', "..."]
+    for text in odd:
+        server = _one(f"popen_launch_server(M, U, other_args={text})")
+        checked = servers.check(server, "test/test_s.py", 8)
+        assert checked.state != "checked", text
+        assert any(f.rule == "PAR019" and f.line == 1 for f in checked.findings), text
+    for text in ['"8"', "8.0", "None", "[8]", "True"]:
+        server = _one(f"Engine(model_path=M, tp_size={text})")
+        checked = servers.check(server, "test/test_s.py", 8)
+        assert checked.state != "checked", text
+        assert any(f.rule == "PAR019" and text in f.message for f in checked.findings), text
+
+
+def test_sglang_launch_helpers_are_server_launches() -> None:
+    launchers = frozenset(defaults().launch.servers)
+    found = servers.find(_module("""
+        def test():
+            popen_launch_pd_server(M, P, 60, other_args=["--tp", "4", "--disaggregation-mode",
+                                                         "prefill"])
+            popen_launch_pd_server(M, D, 60, None, ["--tp", "2", "--dp", "2"])
+            run_bench_serving(M, 10, 1.0, ["--tp", "8"])
+            run_bench_serving(model=M, num_prompts=1, request_rate=1,
+                              other_server_args=["--ep", "2", "--tp", "2"])
+        MODELS = [
+            ModelLaunchSettings(M, tp_size=8),
+            ModelLaunchSettings(M, 2, ["--tp", "4"]),
+            ModelLaunchSettings(M, tp_size=8, extra_args=["--tp-size", "4"]),
+            ModelLaunchSettings(M),
+            ModelLaunchSettings(M, tp_size=N, extra_args=["--dp", "2"]),
+            ModelLaunchSettings(M, tp_size=2, extra_args=EXTRA),
+        ]
+    """), "rocm", launchers, frozenset())
+    sizes = [(s.form, s.value("tp"), s.value("dp"), s.value("ep")) for s in found]
+    unknown_n = servers.Unresolved("N", 14)
+    unknown_extra = servers.Unresolved("EXTRA", 15)
+    assert sizes == [
+        ("popen_launch_pd_server", 4, 1, 1), ("popen_launch_pd_server", 2, 2, 1),
+        ("run_bench_serving", 8, 1, 1), ("run_bench_serving", 2, 1, 2),
+        ("ModelLaunchSettings", 8, 1, 1), ("ModelLaunchSettings", 4, 1, 1),
+        ("ModelLaunchSettings", 8, 1, 1),  # `--tp-size 4`, then `--tp 8` added after it
+        ("ModelLaunchSettings", 1, 1, 1), ("ModelLaunchSettings", unknown_n, 2, 1),
+        ("ModelLaunchSettings", unknown_extra, unknown_extra, unknown_extra),
+    ]
+    assert servers.check(found[2], "t", 4).findings[0].rule == "PAR003"  # TP 8 on 4 GPUs
+    assert [servers.check(s, "t", 8).state for s in found[-2:]] == ["partial", "unchecked"]

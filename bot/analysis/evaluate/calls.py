@@ -80,9 +80,11 @@ class CallsMixin(Core):
         tail = node.func.attr if isinstance(node.func, ast.Attribute) else (
             node.func.id if isinstance(node.func, ast.Name) else "")
         if tail in self.quiet:
+            self._escape([*args, *keywords.values()], self._segment(node, scope))
             return Unknown(self._call_text(node, scope), node_origin(node, scope), quiet=True)
         if tail in self.sinks and not isinstance(func, ClassV):
             self._external_call(node, scope, tail, args, keywords, True, func, partial)
+            self._escape([*args, *keywords.values()], self._segment(node, scope))
             return Unknown(self._call_text(node, scope), node_origin(node, scope))
         if partial:
             return self._opaque(node, scope, tail, args, keywords, func, partial)
@@ -96,6 +98,7 @@ class CallsMixin(Core):
                 keywords: dict[str, Value], func: Value | None = None,
                 partial: bool = False) -> Value:
         self._external_call(node, scope, tail, args, keywords, False, func, partial)
+        self._escape([*args, *keywords.values()], self._segment(node, scope))
         return Unknown(self._call_text(node, scope), node_origin(node, scope))
 
     def _external_call(self, node: ast.Call, scope: Scope, tail: str, args: list[Value],
@@ -106,9 +109,10 @@ class CallsMixin(Core):
         if not named and tail not in _RANK_SPAWNS and \
                 not any(has_flag(v) or _names_script(v) for v in [*args, *keywords.values()]):
             return
-        self.on_call(ExternalCall(
-            name=self._segment(node.func, scope), tail=tail, args=tuple(args),
-            keywords=dict(keywords), path=scope.module.path, line=node.lineno,
+        self.on_call(ExternalCall(  # what it was given then, not what later changes make of it
+            name=self._segment(node.func, scope), tail=tail, args=tuple(_copy(a) for a in args),
+            keywords={k: _copy(v) for k, v in keywords.items()}, path=scope.module.path,
+            line=node.lineno,
             guards=tuple(self.guards), module=scope.module.path, named_sink=named,
             environ=tuple(self.env_overrides.items()),
             definition=(func.path, func.node.lineno)
@@ -141,6 +145,9 @@ class CallsMixin(Core):
             result = call_builtin(self, func, args, keywords, node, scope, None, origin)
             if result is not None:
                 return result
+            if func.name not in PURE:
+                bound = [func.bound] if isinstance(func.bound, ListV | DictV | SetV) else []
+                self._escape([*bound, *args, *keywords.values()], self._segment(node, scope))
             return Unknown(self._call_text(node, scope), origin)
         if isinstance(func, Instance):
             method = func.cls.lookup("__call__")
@@ -349,6 +356,21 @@ def _names_script(value: Value) -> bool:
     if isinstance(value, ListV | TupleV):
         return any(_names_script(v) for v in value.items)
     return False
+
+
+def _copy(value: Value, depth: int = 0) -> Value:
+    """``value`` with the lists and dicts it is made of copied (a later change of them in
+    the run does not reach the copy)."""
+    if depth > 8:
+        return value
+    if isinstance(value, ListV):
+        return ListV([_copy(v, depth + 1) for v in value.items])
+    if isinstance(value, TupleV):
+        return TupleV(tuple(_copy(v, depth + 1) for v in value.items))
+    if isinstance(value, DictV):
+        return DictV({k: (key, _copy(v, depth + 1)) for k, (key, v) in value.items.items()},
+                     value.complete)
+    return value
 
 
 def has_flag(value: Value) -> bool:

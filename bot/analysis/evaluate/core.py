@@ -194,6 +194,27 @@ class RunResult:
     stopped: Stop | None = None  # the first raise that ended the run or a test function
 
 
+class Many(Unknown):
+    """An item of a list that stands for any number of items not known (what an extend by
+    an unknown iterable, or a change not followed, left): no index, length or loop over the
+    list reaches past it."""
+
+    __slots__ = ()
+
+
+def reaches(items: Sequence[Value], index: int) -> bool:
+    """Whether ``items[index]`` is the item it names in every list ``items`` may stand for."""
+    if not -len(items) <= index < len(items):
+        return False
+    span = items[:index + 1] if index >= 0 else items[index:]
+    return not any(isinstance(item, Many) for item in span)
+
+
+def counted(items: Sequence[Value]) -> bool:
+    """Whether the items are all the list holds (none stands for many)."""
+    return not any(isinstance(item, Many) for item in items)
+
+
 def scope_set(scope: Scope, name: str, value: Value) -> None:
     """Bind ``name`` in ``scope`` (in its module's globals when the scope declared it global)."""
     if name in scope.globals_names:
@@ -229,7 +250,7 @@ def named_origin(origin: Origin | None) -> Origin | None:
 def iterate(value: Value) -> list[Value] | None:
     """The items a loop over ``value`` goes through (None: not known)."""
     if isinstance(value, ListV | TupleV):
-        return list(value.items)
+        return list(value.items) if counted(value.items) else None
     if isinstance(value, DictV):
         return [k for k, _ in value.items.values()] if value.complete else None
     if isinstance(value, SetV):
@@ -299,6 +320,8 @@ class Core:
         self._executed: set[ModuleState] = set()  # modules whose functions the run called
         self.footprint: Footprint | None = None
         self._function_results: dict[tuple[str, str, object], Text | None] = {}
+        # the values changed in place while the loops being run ran (see _forget_changes)
+        self._changing: list[dict[int, object]] = []
         self._reset()
 
     def _reset(self) -> None:
@@ -331,6 +354,13 @@ class Core:
         """``value`` is about to be changed in place."""
         if id(value) in self._shared:
             self._dirty()
+        for changed in self._changing:
+            changed[id(value)] = value
+
+    def _forget_changes(self, changed: dict[int, object], text: str) -> None:
+        """What a loop run an unknown number of times changed in place (``changed``, noted
+        while its body ran once) is not known after it."""
+        self._escape([v for v in changed.values() if isinstance(v, ListV | DictV)], text)
 
     def _dirty(self) -> None:
         if not self.dirty:
@@ -341,14 +371,18 @@ class Core:
         self._changed(obj)
         if isinstance(obj, DictV):
             key = key_of(index)
-            if key is None:
+            if key is None:  # it may be any of the keys known
                 obj.complete = False
+                for k, (key_value, _) in obj.items.items():
+                    obj.items[k] = (key_value, Unknown("dict after an unknown store"))
             else:
                 obj.items[key] = (index, value)
         elif isinstance(obj, ListV):
             i = python(index)
-            if isinstance(i, int) and not isinstance(i, bool) and -len(obj.items) <= i < len(obj.items):
+            if isinstance(i, int) and not isinstance(i, bool) and reaches(obj.items, i):
                 obj.items[i] = value
+            elif not counted(obj.items):
+                obj.items[:] = [Many("list after an unknown store")]
             else:
                 obj.items[:] = [Unknown("list after an unknown store")] * len(obj.items)
         elif isinstance(obj, Builtin) and obj.name == "os.environ":
@@ -357,6 +391,59 @@ class Core:
                 text = python(value)
                 self.env_overrides[name] = text if isinstance(text, str) else \
                     Unknown(f"os.environ[{name!r}]", origin_of(value))
+
+    def _escape(self, values: Sequence[Value], text: str) -> None:
+        """Values handed to a call the evaluator does not follow: the call may change the
+        lists and dicts among them (and those they hold), so what they held is forgotten
+        (a list holds one unknown item, named by the call; a dict no known key)."""
+        seen: set[int] = set()
+        todo = list(values)
+        while todo:
+            value = todo.pop()
+            if id(value) in seen or len(seen) > MAX_ITEMS or id(value) in self._shared:
+                continue  # (a loaded module's values are taken as its code leaves them)
+            seen.add(id(value))
+            if isinstance(value, ListV):
+                todo.extend(value.items)
+                self._changed(value)
+                value.items[:] = [Many(text)]
+            elif isinstance(value, DictV):
+                todo.extend(v for _, v in value.items.values())
+                self._changed(value)
+                value.items.clear()
+                value.complete = False
+            elif isinstance(value, TupleV):
+                todo.extend(value.items)
+
+    def _delitem(self, obj: Value, index: Value, text: str) -> None:
+        """``del obj[index]``: made when known, else what ``obj`` held is forgotten."""
+        if isinstance(obj, ListV):
+            self._changed(obj)
+            i = python(index)
+            if type(i) is int and reaches(obj.items, i):
+                del obj.items[i]
+            else:
+                obj.items[:] = [Many(f"del {text}")]
+        elif isinstance(obj, DictV):
+            self._changed(obj)
+            key = key_of(index)
+            if key is not None and (key in obj.items or obj.complete):
+                obj.items.pop(key, None)
+            else:
+                obj.items.clear()
+                obj.complete = False
+
+    def _set_slice(self, obj: ListV, piece: ast.Slice, value: Value, scope: Scope) -> None:
+        """``obj[a:b] = value``: made when the bounds, the list and the items are known, else
+        what the list held is forgotten."""
+        bounds = [python(self.eval(b, scope)) if b is not None else None
+                  for b in (piece.lower, piece.upper, piece.step)]
+        items = iterate(value)
+        if items is not None and bounds[2] is None and counted(obj.items) and \
+                all(b is None or type(b) is int for b in bounds):
+            obj.items[bounds[0]:bounds[1]] = items  # type: ignore[index]
+        else:
+            obj.items[:] = [Many(self._segment(piece, scope) or "a slice")]
 
     def _make_set(self, items: list[Value], node: ast.AST, scope: Scope) -> Value:
         out: dict[Hashable, Value] = {}

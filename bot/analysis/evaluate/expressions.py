@@ -21,7 +21,9 @@ from bot.analysis.evaluate.core import (
     Deferred,
     Scope,
     bind,
+    counted,
     iterate,
+    reaches,
     scope_set,
     text_of,
 )
@@ -254,7 +256,8 @@ class ExpressionsMixin(OperatorsMixin, CallsMixin):
             return Unknown(text, origin)
         if isinstance(obj, Text | ListV | DictV | SetV | TupleV):
             kind = {Text: "str", ListV: "list", DictV: "dict", SetV: "set", TupleV: "tuple"}[type(obj)]
-            if f"{kind}.{attr}" in METHODS:
+            if f"{kind}.{attr}" in METHODS or kind in ("list", "dict", "set"):
+                # (one not modelled forgets what its object held when called: it may change it)
                 return Builtin(f"{kind}.{attr}", obj)
         if type(obj) is Alternatives:  # the attribute of each option, still a choice
             return alternatives([self._getattr(o, attr, text, origin) for o in obj.options],
@@ -281,7 +284,7 @@ class ExpressionsMixin(OperatorsMixin, CallsMixin):
             if bounds[2] == 0:
                 return Unknown(text, origin)
             piece = slice(*cast(list[int | None], bounds))
-            if isinstance(obj, ListV):
+            if isinstance(obj, ListV) and counted(obj.items):
                 return ListV(obj.items[piece])
             if isinstance(obj, TupleV):
                 return TupleV(obj.items[piece])
@@ -307,7 +310,7 @@ class ExpressionsMixin(OperatorsMixin, CallsMixin):
         if not isinstance(i, int) or isinstance(i, bool):
             return Unknown(text, origin)
         if isinstance(obj, ListV | TupleV):
-            if -len(obj.items) <= i < len(obj.items):
+            if reaches(obj.items, i):
                 return obj.items[i]
             return Unknown(text, origin)
         if isinstance(obj, Text) and obj.plain is not None and -len(obj.plain) <= i < len(obj.plain):

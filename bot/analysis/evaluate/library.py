@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import cast
 
-from bot.analysis.evaluate.core import MAX_INT_BITS, MAX_ITEMS, Scope, iterate
+from bot.analysis.evaluate.core import MAX_INT_BITS, MAX_ITEMS, Scope, counted, iterate
 from bot.analysis.evaluate.methods import (
     b_dict_method,
     b_list_method,
@@ -69,6 +69,8 @@ def _b_len(call: BuiltinCall) -> Value:
     (value,) = call.args
     if isinstance(value, Text):
         return Const(len(value.plain), call.computed()) if value.plain is not None else call.unknown()
+    if isinstance(value, ListV | TupleV) and not counted(value.items):
+        return call.unknown()
     if isinstance(value, ListV | TupleV | SetV):
         return Const(len(value.items), call.computed())
     if isinstance(value, DictV) and value.complete:

@@ -3,7 +3,7 @@ matches."""
 
 from __future__ import annotations
 
-from bot.analysis.evaluate.core import MAX_ITEMS, MAX_TEXT, iterate, text_of
+from bot.analysis.evaluate.core import MAX_ITEMS, MAX_TEXT, Many, counted, iterate, reaches, text_of
 from bot.analysis.evaluate.modelled import BuiltinCall, plain_args
 from bot.analysis.values import (
     Choice,
@@ -149,35 +149,28 @@ def _str_format(template: Text, call: BuiltinCall) -> Value:
     return Text(tuple(parts))
 
 
+_LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort",
+                           "reverse"})
+
+
 def b_list_method(call: BuiltinCall) -> Value:
     target = call.func.bound
     method = call.func.name.split(".")[1]
-    if isinstance(target, ListV) and method in ("append", "extend", "insert", "pop"):
+    if isinstance(target, ListV) and method in _LIST_CHANGES:
         call.interp._changed(target)
+        result = _change_list(call, target, method)
+        if result is not None:
+            return result
+        # a change not followed: what the list holds is not known any more
+        target.items[:] = [Many(call.text, call.origin)]
+        return call.unknown()
     if isinstance(target, ListV):
-        if method == "append" and len(target.items) < MAX_ITEMS:
-            target.items.append(call.args[0])
-            return Const(None)
-        if method == "extend":
-            items = iterate(call.args[0])
-            if items is None:
-                target.items.append(Unknown(text_of(call.args[0])))
-            else:
-                target.items.extend(items[:MAX_ITEMS])
-            return Const(None)
-        if method == "insert":
-            where = python(call.args[0])
-            if isinstance(where, int):
-                target.items.insert(where, call.args[1])
-                return Const(None)
         if method == "copy":
             return ListV(list(target.items))
-        if method == "pop" and target.items:
-            where = python(call.args[0]) if call.args else -1
-            if isinstance(where, int):
-                return target.items.pop(where)
         if method == "index":
             for i, item in enumerate(target.items):
+                if isinstance(item, Many):
+                    break
                 if equal(item, call.args[0]):
                     return Const(i, call.origin)
     if isinstance(target, TupleV) and method == "index":
@@ -185,6 +178,62 @@ def b_list_method(call: BuiltinCall) -> Value:
             if equal(item, call.args[0]):
                 return Const(i, call.origin)
     return call.unknown()
+
+
+def _change_list(call: BuiltinCall, target: ListV, method: str) -> Value | None:
+    """Make the change a list method makes, and give its result; None: it cannot be
+    known."""
+    items = target.items
+    args = call.args
+    if call.keywords:
+        return None
+    if method == "append" and len(args) == 1 and len(items) < MAX_ITEMS:
+        items.append(args[0])
+        return Const(None)
+    if method == "extend" and len(args) == 1:
+        more = iterate(args[0])
+        if more is None:  # words not known, after those that are (as `+=` leaves them)
+            items.append(Many(text_of(args[0])))
+            return Const(None)
+        items.extend(more[:MAX_ITEMS])
+        return Const(None)
+    if method == "insert" and len(args) == 2:
+        where = python(args[0])
+        if type(where) is int and (counted(items) or reaches([*items, args[1]], where)):
+            items.insert(where, args[1])
+            return Const(None)
+        return None
+    if method == "pop" and len(args) <= 1 and items:
+        where = python(args[0]) if args else -1
+        if type(where) is int and reaches(items, where):
+            return items.pop(where)
+        return None
+    if method == "remove" and len(args) == 1:
+        for index, item in enumerate(items):
+            same = _same(item, args[0])
+            if same is None:
+                return None  # it may be the one removed
+            if same:
+                del items[index]
+                return Const(None)
+        return None  # ValueError
+    if method == "clear" and not args:
+        items.clear()
+        return Const(None)
+    if method == "reverse" and not args and counted(items):
+        items.reverse()
+        return Const(None)
+    return None
+
+
+def _same(a: Value, b: Value) -> bool | None:
+    """Whether two items are equal, when that is known."""
+    x, y = python(a), python(b)
+    if isinstance(x, str | int | float | bool | type(None)) and \
+            isinstance(y, str | int | float | bool | type(None)) and \
+            not isinstance(a, Unknown) and not isinstance(b, Unknown):
+        return x == y
+    return None
 
 
 def b_dict_method(call: BuiltinCall) -> Value:
@@ -209,11 +258,14 @@ def b_dict_method(call: BuiltinCall) -> Value:
     if method == "update":
         if call.args:
             other = call.args[0]
+            if not isinstance(other, DictV) or not other.complete:
+                # keys not known may be any of those it has: their values are not known
+                for key, (key_value, _) in target.items.items():
+                    if not isinstance(other, DictV) or key not in other.items:
+                        target.items[key] = (key_value, call.unknown())
+                target.complete = False
             if isinstance(other, DictV):
                 target.items.update(other.items)
-                target.complete = target.complete and other.complete
-            else:
-                target.complete = False
         for name, value in call.keywords.items():
             target.items[("s", name)] = (Text.of(name), value)
         return Const(None)
@@ -233,6 +285,17 @@ def b_dict_method(call: BuiltinCall) -> Value:
             return target.items.pop(key)[1]
         if len(call.args) > 1 and key is not None and target.complete:
             return call.args[1]
+        if key is None or not target.complete:
+            target.items.clear()  # it may have removed any of them
+            target.complete = False
+    if method in ("popitem", "clear"):
+        call.interp._changed(target)
+        if method == "clear" and not call.args:
+            target.items.clear()
+            target.complete = True
+            return Const(None)
+        target.items.clear()
+        target.complete = False
     return call.unknown()
 
 

@@ -50,7 +50,8 @@ METHODS = frozenset({
     "str.removeprefix", "str.removesuffix", "list.append", "list.extend", "list.insert",
     "list.copy", "list.pop", "list.index", "tuple.index", "dict.get", "dict.items",
     "dict.keys", "dict.values", "dict.update", "dict.copy", "dict.setdefault", "dict.pop",
-    "set.add",
+    "set.add", "list.remove", "list.clear", "list.sort", "list.reverse", "dict.popitem",
+    "dict.clear",
 })
 
 # Modelled calls without side effects: given alternatives, each option's result is kept.

@@ -19,6 +19,7 @@ from bot.analysis.evaluate.core import (
     Continue,
     Core,
     Deferred,
+    Many,
     Raise,
     Return,
     Scope,
@@ -114,7 +115,7 @@ class StatementsMixin(Core):
             self._changed(current)
             items = iterate(value)
             if items is None:
-                current.items.append(Unknown(self._segment(node.value, scope)))
+                current.items.append(Many(self._segment(node.value, scope)))
             else:
                 current.items.extend(items)
             return
@@ -135,6 +136,11 @@ class StatementsMixin(Core):
             elif isinstance(obj, ClassV):
                 self._changed(obj)
                 obj.attrs[target.attr] = value
+        elif isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
+            obj = self.eval(target.value, scope)
+            if isinstance(obj, ListV):
+                self._changed(obj)
+                self._set_slice(obj, target.slice, value, scope)
         elif isinstance(target, ast.Subscript):
             obj = self.eval(target.value, scope)
             index = self.eval(target.slice, scope)
@@ -170,6 +176,9 @@ class StatementsMixin(Core):
         for target in node.targets:
             if isinstance(target, ast.Name):
                 scope.vars.pop(target.id, None)
+            elif isinstance(target, ast.Subscript):
+                self._delitem(self.eval(target.value, scope), self.eval(target.slice, scope),
+                              self._segment(target, scope))
 
     def _s_global(self, node: ast.Global | ast.Nonlocal, scope: Scope) -> None:
         if isinstance(node, ast.Global):
@@ -338,6 +347,7 @@ class StatementsMixin(Core):
                                                     scope, None))
             return
         self.loops.append([])
+        self._changing.append({})
         depth = len(self.guards)
         broke = False
         try:
@@ -356,7 +366,9 @@ class StatementsMixin(Core):
         finally:
             del self.guards[depth:]
             conditional = self.loops.pop()
+            changed = self._changing.pop()
         if conditional:
+            self._forget_changes(changed, "the loop may stop early")
             self._havoc(node, scope, "the loop may stop early")
         if not broke:
             self._block(node.orelse, scope)
@@ -366,6 +378,7 @@ class StatementsMixin(Core):
         depth = len(self.guards)
         self.guards.append(text)
         self.loops.append([])
+        self._changing.append({})
         try:
             if bind is not None:
                 bind()
@@ -375,6 +388,8 @@ class StatementsMixin(Core):
         finally:
             del self.guards[depth:]
             self.loops.pop()
+            changed = self._changing.pop()
+        self._forget_changes(changed, text)
         self._havoc(node, scope, text)
 
     def _havoc(self, node: ast.stmt, scope: Scope, text: str) -> None:
@@ -387,6 +402,7 @@ class StatementsMixin(Core):
 
     def _s_while(self, node: ast.While, scope: Scope) -> None:
         self.loops.append([])
+        self._changing.append({})
         depth = len(self.guards)
         broke = False
         try:
@@ -413,7 +429,9 @@ class StatementsMixin(Core):
         finally:
             del self.guards[depth:]
             conditional = self.loops.pop()
+            changed = self._changing.pop()
         if conditional:
+            self._forget_changes(changed, "the loop may stop early")
             self._havoc(node, scope, "the loop may stop early")
         if not broke:
             self._block(node.orelse, scope)
