@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from bot.analysis.findings import Finding, Severity, finding, rule
+from bot.analysis.par.sglang import ep_vs_tp
+from bot.analysis.par.view import A2A_EP_SPANNING
 from bot.analysis.source import Module
 
 # SGLang's spellings (python/sglang/srt/server_args.py: field names as flags, their aliases,
@@ -41,14 +43,17 @@ SERVER_FLAGS: dict[str, str] = {
     "--pp-size": "pp", "--pipeline-parallel-size": "pp",  # (`--pp` is ambiguous there)
     "--nnodes": "nnodes",
     "--enable-dp-attention": "dp_attention",
+    "--moe-a2a-backend": "a2a", "--enable-waterfill": "waterfill",
 }
 # the keyword form: ServerArgs / Engine field -> symbol
 SERVER_KEYWORDS: dict[str, str] = {
     "tp_size": "tp", "dp_size": "dp", "ep_size": "ep", "pp_size": "pp", "nnodes": "nnodes",
-    "enable_dp_attention": "dp_attention",
+    "enable_dp_attention": "dp_attention", "moe_a2a_backend": "a2a",
+    "enable_waterfill": "waterfill",
 }
-_BOOL = frozenset({"dp_attention"})
-SYMBOLS = ("tp", "pp", "dp", "ep", "nnodes", "dp_attention")
+_BOOL = frozenset({"dp_attention", "waterfill"})
+_TEXT = frozenset({"a2a"})  # symbols whose value is a word, not a number
+SYMBOLS = ("tp", "pp", "dp", "ep", "nnodes", "dp_attention", "a2a", "waterfill")
 LAUNCH_SERVER = "sglang.launch_server"
 # calls whose truth in a CI run is known, per backend (None: on every backend)
 _IN_CI: dict[str, str | None] = {"is_in_ci": None, "is_in_amd_ci": "rocm", "is_hip": "rocm"}
@@ -366,7 +371,7 @@ def _apply_flags(server: Server, words: list[str | Unresolved], line: int) -> No
         else:
             continue
         server.lines[symbol] = _line(text, server.lines[symbol])
-        if isinstance(text, Unresolved):
+        if isinstance(text, Unresolved) or symbol in _TEXT:
             server.settings[symbol] = text
         else:
             number = _int(text)
@@ -387,7 +392,9 @@ def _keywords(server: Server, call: ast.Call, reader: _Reader) -> None:
             server.settings[symbol] = value
         elif symbol in _BOOL:
             server.settings[symbol] = value if isinstance(value, bool) else reader.unresolved(kw.value)
-        elif isinstance(value, int) and not isinstance(value, bool):
+        elif symbol in _TEXT and isinstance(value, str):
+            server.settings[symbol] = str(value)
+        elif symbol not in _TEXT and isinstance(value, int) and not isinstance(value, bool):
             server.settings[symbol] = value
         else:
             server.settings[symbol] = reader.unresolved(kw.value)
@@ -641,10 +648,15 @@ def _ep(server: Server, gpus: int | None) -> Result:
     if ep <= 1:
         return None
     tp = _number(server, "tp")
+    backend = server.value("a2a")
+    if isinstance(backend, Unresolved):
+        raise _Need(backend)
+    if backend in A2A_EP_SPANNING or _on(server, "waterfill"):
+        return None  # SGLang runs it with EP = TP
     if tp >= 1 and tp % ep == 0:
         return None
-    return (f"tp_size {tp} must be divisible by ep_size {ep}", "ep",
-            Severity.ERROR if ep > tp else Severity.WARNING)
+    message, severity = ep_vs_tp(tp, ep)
+    return message, "ep", severity
 
 
 @rule("PAR020", "sglang-dp-attention-split", Severity.ERROR,

@@ -227,7 +227,7 @@ def test_placement_against_the_runner() -> None:
 def test_ep_and_dp_attention_constraints() -> None:
     ep = _check('popen_launch_server(M, U, other_args=["--tp", "4", "--ep", "8"])', 8)
     assert [(f.rule, f.severity) for f in ep.findings] == [("PAR005", Severity.ERROR)]
-    assert ep.findings[0].message == "tp_size 4 must be divisible by ep_size 8"
+    assert ep.findings[0].message.startswith("tp_size 4 must be divisible by ep_size 8: ")
     odd = _check('popen_launch_server(M, U, other_args=["--tp", "6", "--ep", "4"])', 8)
     assert [(f.rule, f.severity) for f in odd.findings] == [("PAR005", Severity.WARNING)]
     assert _check('Engine(tp_size=4, ep_size=4)').findings == []
@@ -236,6 +236,21 @@ def test_ep_and_dp_attention_constraints() -> None:
     assert _check('Engine(tp_size=4, dp_size=0, enable_dp_attention=True)').findings[0].rule == "PAR020"
     assert _check('Engine(tp_size=4, dp_size=2, enable_dp_attention=True)').findings == []
     assert "DP attention" in servers.describe(_one('Engine(tp_size=4, enable_dp_attention=True)'))
+
+
+def test_ep_spanning_all_to_all_backends_set_ep_to_tp() -> None:
+    # SGLang sets ep_size := tp_size for these backends (arg_groups/overrides.py: _a2a_ep_size)
+    for backend in ("deepep", "mori", "mooncake", "flashinfer"):
+        args = f'["--tp", "4", "--ep", "8", "--moe-a2a-backend", "{backend}"]'
+        assert _check(f"popen_launch_server(M, U, other_args={args})", 8).findings == []
+    assert _check('Engine(tp_size=4, ep_size=8, moe_a2a_backend="deepep")').findings == []
+    assert _check('Engine(tp_size=4, ep_size=8, enable_waterfill=True)').findings == []
+    other = _check('popen_launch_server(M, U, other_args=["--tp", "4", "--ep", "8", '
+                   '"--moe-a2a-backend=none"])', 8)
+    assert [f.rule for f in other.findings] == ["PAR005"]
+    unknown = _check('popen_launch_server(M, U, other_args=["--tp", "4", "--ep", "8", '
+                     '"--moe-a2a-backend", BACKEND])', 8)
+    assert [f.rule for f in unknown.findings] == ["PAR019"] and unknown.state == "partial"
 
 
 def test_unknown_values_leave_rules_unchecked() -> None:

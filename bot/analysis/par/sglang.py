@@ -17,9 +17,28 @@ def sglang_ep_vs_tp(v: View) -> Violation | None:
     server its `--tp`/`--tp-size` against its `--ep`/`--ep-size` (or `tp_size`/`ep_size`).
     An error when the EP size is larger than the TP size, a warning otherwise.
 
+    The EP size is the one SGLang runs with: an all-to-all MoE backend that spans the experts
+    over the TP group (`--moe-a2a-backend` `deepep`, `megamoe`, `mooncake`, `nixl`,
+    `ascend_fuseep`, `flashinfer`, `mori` or `pplx`, and `--enable-waterfill`, which turns
+    the backend to `deepep`) sets it to the TP size (`_a2a_ep_size` in SGLang's
+    `python/sglang/srt/arg_groups/overrides.py`), so the EP size asked for does not matter.
+
     ## Why is this bad?
-    For block-quantized models SGLang stops with `tp_size T must be divisible by ep_size E`
-    when the engines start, after the GPUs are taken.
+    For block-quantized models (a `quantization_config` with a `weight_block_size`),
+    SGLang's `check_quantized_moe_compatibility`
+    (`python/sglang/srt/model_executor/model_runner_components/moe_ep_setup.py`) stops the
+    engines when they start, after the GPUs are taken:
+
+    ```python
+    if tp_size % moe_ep_size != 0:
+        raise ValueError(
+            f"tp_size {tp_size} must be divisible by ep_size {moe_ep_size}"
+        )
+    ```
+
+    Other models pass that check, so an EP size that divides the TP size unevenly is a
+    warning. An EP size above the TP size leaves no MoE tensor parallel rank
+    (`moe_tp_size = tp_size // moe_ep_size` is 0) for any model: an error.
 
     ## Example
     ```python
@@ -30,14 +49,23 @@ def sglang_ep_vs_tp(v: View) -> Violation | None:
     "--rollout-num-gpus-per-engine 4 --sglang-ep-size 4 "
     ```
     """
-    sep = v.get("sglang_ep")
     stp = v.sglang_tp()
+    sep = v.sglang_ep()
     if sep <= 1 or stp is None or (stp and stp % sep == 0):
         return None
-    return Violation("PAR005", f"tp_size {stp} must be divisible by ep_size {sep}",
-                     f"SGLang TP = {stp}, SGLang EP = {sep}.", ENGINE_START,
-                     ("sglang_ep", "engine_gpus"),
-                     Severity.ERROR if sep > stp else Severity.WARNING)
+    message, severity = ep_vs_tp(stp, sep)
+    return Violation("PAR005", message, f"SGLang TP = {stp}, SGLang EP = {sep}.", ENGINE_START,
+                     ("sglang_ep", "engine_gpus"), severity)
+
+
+def ep_vs_tp(tp: int, ep: int) -> tuple[str, Severity]:
+    """PAR005's message and severity for a TP size that the EP size does not divide."""
+    if ep > tp:
+        return (f"tp_size {tp} must be divisible by ep_size {ep}: with more expert than "
+                f"tensor parallel ranks SGLang has no MoE tensor parallel rank "
+                f"({tp} // {ep} = 0).", Severity.ERROR)
+    return (f"tp_size {tp} must be divisible by ep_size {ep}: SGLang stops with this when it "
+            "loads a block-quantized model (`weight_block_size`).", Severity.WARNING)
 
 
 @check("PAR006", "sglang-dp-needs-dp-attention", Severity.ERROR,
@@ -135,11 +163,11 @@ def sglang_experts_per_ep(v: View) -> Violation | None:
     "--sglang-ep-size 4 "
     ```
     """
-    sep = v.get("sglang_ep")
-    if sep <= 1:
-        return None
     experts = v.model("experts")
-    if experts is None or experts % sep == 0:
+    if experts is None:
+        return None
+    sep = v.sglang_ep()
+    if sep <= 1 or experts % sep == 0:
         return None
     return Violation("PAR018", f"SGLang EP {sep} does not split {experts} experts: "
                                "the engines fail a bare assertion.",

@@ -24,7 +24,15 @@ IDLE = "The job runs, but not as written."
 DEFAULTED = frozenset({
     "nodes", "gpus_per_node", "tp", "pp", "cp", "ep", "etp", "vpp", "vpp_layers", "colocate",
     "engine_gpus", "sglang_pp", "sglang_dp", "sglang_ep", "dp_attention", "backend",
-    "dp_replicate", "sequence_parallel", "overlap_p2p", "rollout_gpus",
+    "dp_replicate", "sequence_parallel", "overlap_p2p", "rollout_gpus", "sglang_a2a",
+    "sglang_waterfill",
+})
+# SGLang's all-to-all MoE backends that make expert parallelism span the TP group: with one,
+# SGLang sets its expert parallel size to its TP size, whatever was asked
+# (`python/sglang/srt/arg_groups/overrides.py`: `_A2A_EP_SPANNING_BACKENDS`, `_a2a_ep_size`);
+# Waterfill turns the backend to `deepep` when it is none of `deepep`, `megamoe`.
+A2A_EP_SPANNING = frozenset({
+    "megamoe", "deepep", "mooncake", "nixl", "ascend_fuseep", "flashinfer", "mori", "pplx",
 })
 
 
@@ -132,6 +140,17 @@ class View:
             spp = self.get("sglang_pp")
             return g // spp if spp and g % spp == 0 else None
         return g
+
+    def sglang_ep(self) -> int:
+        """SGLang's expert parallel size as it runs: the TP size with an all-to-all backend
+        that spans the experts over it (:data:`A2A_EP_SPANNING`, or Waterfill)."""
+        sep = self.get("sglang_ep")
+        if sep <= 1:
+            return sep  # (nothing to adjust: the backend is not read)
+        backend = self.raw("sglang_a2a")
+        if backend in A2A_EP_SPANNING or self.flag("sglang_waterfill"):
+            return self.sglang_tp() or sep
+        return sep
 
     def model(self, symbol: str) -> int | None:
         if symbol == "query_groups":
