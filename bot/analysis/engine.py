@@ -466,10 +466,11 @@ class _Analysis:
                 test=marker.path,
             ))
         if marker.backend in GPU_BACKENDS and self.head.config.suite_gpus(marker.suite) is None:
+            # one per marker here; `_dedupe` folds them into one per suite
             out.append(finding(
                 "REG003", marker.path, marker.line,
-                f"Suite `{marker.suite}` does not say how many GPUs its runner has, so this "
-                "test's launch cannot be checked against it.",
+                f"Suite `{marker.suite}` does not say how many GPUs its runner has, so the "
+                "launches of its tests cannot be checked against it.",
                 fix=f"name it `...-N-gpu-...`, or set `suites: {{{marker.suite}: {{gpus: N}}}}`",
                 test=marker.path,
             ))
@@ -753,10 +754,34 @@ def _harness_problems(run: _Analysis, path: str) -> list[Finding]:
     return [u.finding() for u in run.head.graph.unreadable(loaded)]
 
 
+_SHOWN_TESTS = 20  # tests a per-suite finding lists by name
+
+
+def _one_per_suite(findings: list[Finding]) -> list[Finding]:
+    """REG003 once per suite (its message names the suite): at the first of its markers,
+    with its tests listed."""
+    suites: dict[str, list[Finding]] = {}
+    out: list[Finding] = []
+    for f in findings:
+        if f.rule == "REG003":
+            suites.setdefault(f.message, []).append(f)
+        else:
+            out.append(f)
+    for found in suites.values():
+        found.sort(key=Finding.sort_key)
+        tests = list(dict.fromkeys(f"`{f.path}:{f.line}`" for f in found))
+        shown = ", ".join(tests[:_SHOWN_TESTS])
+        more = f" and {len(tests) - _SHOWN_TESTS} more" if len(tests) > _SHOWN_TESTS else ""
+        first = found[0]
+        out.append(replace(first, details=(
+            f"{len(tests)} test{'s' if len(tests) != 1 else ''} of the suite: {shown}{more}.",)))
+    return out
+
+
 def _dedupe(findings: list[Finding]) -> list[Finding]:
     seen: set[tuple[object, ...]] = set()
     out: list[Finding] = []
-    for f in sorted(findings, key=Finding.sort_key):
+    for f in sorted(_one_per_suite(findings), key=Finding.sort_key):
         key = (f.rule, f.path, f.line, f.message, f.test, f.details, f.fix)
         if key not in seen:
             seen.add(key)

@@ -203,7 +203,8 @@ class GpuCountUnknown:
     configuration's suite table.
 
     ## Why is this bad?
-    Without it, no launch of the test can be checked against the runner's capacity.
+    Without it, no launch of the suite's tests can be checked against the runner's capacity.
+    One finding per suite, at its first test, lists the suite's tests.
 
     ## Example
     ```python
