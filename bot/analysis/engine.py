@@ -323,7 +323,6 @@ def _classify(
     base_by_key = {m.key: m for m in base_markers}
     head_by_key = {m.key: m for m in head_markers}
     entries: list[TestEntry] = []
-    config = run.head.config
     launch_findings: list[Finding] = []
     for key in [*head_by_key, *(k for k in base_by_key if k not in head_by_key)]:
         h = head_by_key.get(key)
@@ -331,7 +330,7 @@ def _classify(
         if h is None:
             assert b is not None
             what = "test file removed" if path not in run.head.test_paths() else "marker removed"
-            entries.append(_entry(b, config.suite_gpus(b.suite or ""), "removed", [what]))
+            entries.append(_entry(b, _gpus(run.head, b), "removed", [what]))
             continue
         kinds: list[Change] = []
         reasons: list[str] = []
@@ -376,7 +375,7 @@ def _classify(
             shown = ", ".join(f"`{p}`" for p in scope.environment[:3])
             reasons.append(f"the ROCm environment changed: {shown}")
         change = _first(kinds) if kinds else "unchanged"
-        entry = _entry(h, config.suite_gpus(h.suite or ""), change, reasons)
+        entry = _entry(h, _gpus(run.head, h), change, reasons)
         entry.tier = scope.tier
         entry.trigger = scope.trigger(path)
         _describe(run, entry, h, outcome)
@@ -465,7 +464,7 @@ class _Analysis:
                 "`.github/rocmbot.yml`, or a suite a workflow of this repository runs",
                 test=marker.path,
             ))
-        if marker.backend in GPU_BACKENDS and self.head.config.suite_gpus(marker.suite) is None:
+        if marker.backend in GPU_BACKENDS and _gpus(self.head, marker) is None:
             # one per marker here; `_dedupe` folds them into one per suite
             out.append(finding(
                 "REG003", marker.path, marker.line,
@@ -733,7 +732,7 @@ def _audit_files(snap: Snapshot, paths: list[str]) -> _Part:
         run.findings.extend(problems)
         run.findings.extend(_harness_problems(run, path))
         for m in markers:
-            entry = _entry(m, snap.config.suite_gpus(m.suite or ""), "unchanged", [])
+            entry = _entry(m, _gpus(snap, m), "unchanged", [])
             entries.append(entry)
             run.findings.extend(run.marker_findings(m))
             outcome = run.launch_of(m)
@@ -742,6 +741,13 @@ def _audit_files(snap: Snapshot, paths: list[str]) -> _Part:
             run.tables_for(m, outcome)
         snap.sources.release(path)
     return _Part(entries, run.findings, run.tables)
+
+
+def _gpus(snap: Snapshot, marker: Marker) -> int | None:
+    """The GPUs of the runner of a marker's suite (see :func:`bot.analysis.ci.suite_gpus`)."""
+    from bot.analysis.ci import suite_gpus
+
+    return suite_gpus(snap, marker.suite, marker.backend)
 
 
 def ci_problems(snap: Snapshot) -> list[Finding]:

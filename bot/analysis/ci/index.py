@@ -251,3 +251,14 @@ _CI: Derived[CiIndex] = Derived(_index)
 def ci_index(snapshot: Snapshot) -> CiIndex:
     """The snapshot's CI, read once."""
     return snapshot.derived(_CI)
+
+
+def suite_gpus(snapshot: Snapshot, suite: str | None, backend: str) -> int | None:
+    """The GPUs of a suite's runner: the configuration's suite table, the suite's name
+    (`-4-gpu-`), else the `runs-on:` label of the jobs that run it on the backend."""
+    if not suite:
+        return None
+    found = snapshot.config.suite_gpus(suite)
+    if found is not None:
+        return found
+    return ci_index(snapshot).model.runner_gpus(suite, backend)
