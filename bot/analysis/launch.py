@@ -546,7 +546,7 @@ def _with_servers(snapshot: Snapshot, marker: Marker, outcome: LaunchOutcome) ->
     if not found:
         return outcome
     gpus = suite_gpus(snapshot, marker.suite, marker.backend)
-    checked = [servers.check(server, marker.path, gpus) for server in found]
+    checked = [par.server.check(server, marker.path, gpus) for server in found]
     states: list[LaunchState] = [c.state for c in checked]  # type: ignore[misc]
     signature = (*(outcome.signature or ()), *(c.signature for c in checked))
     return replace(outcome, signature=signature,

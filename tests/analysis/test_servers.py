@@ -8,6 +8,7 @@ from pathlib import Path
 from bot.analysis import launch, servers
 from bot.analysis.findings import Severity
 from bot.analysis.markers import Marker
+from bot.analysis.par import server as par_server
 from bot.analysis.snapshot import Snapshot
 from bot.analysis.source import Module, parse_python
 from bot.analysis.tree import FolderTree
@@ -206,8 +207,8 @@ def test_ci_skips_and_unknown_guards() -> None:
     assert [s.settings["tp"] for s in on_cuda] == [4, 5, 9, 10]
 
 
-def _check(text: str, gpus: int | None = 4) -> servers.Checked:
-    return servers.check(_one(text), "test/test_s.py", gpus)
+def _check(text: str, gpus: int | None = 4) -> par_server.Checked:
+    return par_server.check(_one(text), "test/test_s.py", gpus)
 
 
 def test_placement_against_the_runner() -> None:
@@ -235,7 +236,7 @@ def test_ep_and_dp_attention_constraints() -> None:
     assert [f.rule for f in attention.findings] == ["PAR020"]
     assert _check('Engine(tp_size=4, dp_size=0, enable_dp_attention=True)').findings[0].rule == "PAR020"
     assert _check('Engine(tp_size=4, dp_size=2, enable_dp_attention=True)').findings == []
-    assert "DP attention" in servers.describe(_one('Engine(tp_size=4, enable_dp_attention=True)'))
+    assert "DP attention" in par_server.describe(_one('Engine(tp_size=4, enable_dp_attention=True)'))
 
 
 def test_ep_spanning_all_to_all_backends_set_ep_to_tp() -> None:
@@ -259,10 +260,10 @@ def test_unknown_values_leave_rules_unchecked() -> None:
     assert "`str(EP)`" in partial.findings[0].message and "PAR005" in partial.findings[0].message
     unchecked = _check("popen_launch_server(M, U, other_args=ARGS)")
     assert unchecked.state == "unchecked"
-    assert servers.describe(_one("popen_launch_server(M, U, other_args=ARGS)")).startswith("TP?")
+    assert par_server.describe(_one("popen_launch_server(M, U, other_args=ARGS)")).startswith("TP?")
     flag = _check("Engine(tp_size=2, enable_dp_attention=X)")
     assert flag.state == "partial"
-    guarded = servers.check(_one("""
+    guarded = par_server.check(_one("""
         @unittest.skipIf(X, "y")
         def test():
             Engine(tp_size=2)

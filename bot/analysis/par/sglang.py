@@ -3,6 +3,8 @@ the attention heads and experts over their ranks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.analysis.findings import Severity
 from bot.analysis.par.view import ENGINE_START, PARSING, View, Violation, check
 
@@ -50,16 +52,21 @@ def sglang_ep_vs_tp(v: View) -> Violation | None:
     ```
     """
     stp = v.sglang_tp()
-    sep = v.sglang_ep()
-    if sep <= 1 or stp is None or (stp and stp % sep == 0):
+    sep = v.get("sglang_ep")
+    found = None if stp is None else ep_vs_tp(stp, sep, v.a2a_spans_experts)
+    if found is None:
         return None
-    message, severity = ep_vs_tp(stp, sep)
-    return Violation("PAR005", message, f"SGLang TP = {stp}, SGLang EP = {sep}.", ENGINE_START,
+    message, severity = found
+    return Violation(message, f"SGLang TP = {stp}, SGLang EP = {sep}.", ENGINE_START,
                      ("sglang_ep", "engine_gpus"), severity)
 
 
-def ep_vs_tp(tp: int, ep: int) -> tuple[str, Severity]:
-    """PAR005's message and severity for a TP size that the EP size does not divide."""
+def ep_vs_tp(tp: int, ep: int, spans: Callable[[], bool]) -> tuple[str, Severity] | None:
+    """PAR005 on an SGLang engine or server of TP ``tp`` asked for EP ``ep``: its message and
+    severity, or None when it holds. ``spans`` says whether its all-to-all backend sets the
+    EP to the TP (read only when the sizes do not fit, as it may not be known)."""
+    if ep <= 1 or (tp >= 1 and tp % ep == 0) or spans():
+        return None
     if ep > tp:
         return (f"tp_size {tp} must be divisible by ep_size {ep}: with more expert than "
                 f"tensor parallel ranks SGLang has no MoE tensor parallel rank "
@@ -92,8 +99,8 @@ def sglang_dp_needs_dp_attention(v: View) -> Violation | None:
     sdp = v.get("sglang_dp")
     if sdp <= 1 or v.flag("dp_attention"):
         return None
-    return Violation("PAR006", f"`--sglang-dp-size {sdp}` needs `--sglang-enable-dp-attention`: "
-                               "argument parsing fails with a bare AssertionError.",
+    return Violation(f"`--sglang-dp-size {sdp}` needs `--sglang-enable-dp-attention`: "
+                     "argument parsing fails with a bare AssertionError.",
                      f"SGLang DP = {sdp} without DP attention.", PARSING,
                      ("dp_attention", "sglang_dp"))
 
@@ -136,8 +143,8 @@ def sglang_heads_per_tp(v: View) -> Violation | None:
     groups_ok = groups % a == 0 if groups >= a else a % groups == 0
     if heads_ok and groups_ok:
         return None
-    return Violation("PAR017", f"SGLang's attention TP {a} does not split {heads} heads and "
-                               f"{groups} KV heads: the model fails a bare assertion.",
+    return Violation(f"SGLang's attention TP {a} does not split {heads} heads and "
+                     f"{groups} KV heads: the model fails a bare assertion.",
                      f"attention TP = {stp} / {sdp} = {a}, H = {heads}, K = {groups}.",
                      ENGINE_START, ("engine_gpus", "sglang_dp", "dp_attention"))
 
@@ -169,6 +176,6 @@ def sglang_experts_per_ep(v: View) -> Violation | None:
     sep = v.sglang_ep()
     if sep <= 1 or experts % sep == 0:
         return None
-    return Violation("PAR018", f"SGLang EP {sep} does not split {experts} experts: "
-                               "the engines fail a bare assertion.",
+    return Violation(f"SGLang EP {sep} does not split {experts} experts: "
+                     "the engines fail a bare assertion.",
                      f"E = {experts}, SGLang EP = {sep}.", ENGINE_START, ("sglang_ep",))

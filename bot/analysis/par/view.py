@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.analysis.findings import Severity, rule
 from bot.analysis.flags import Opaque, Setting
@@ -147,10 +147,11 @@ class View:
         sep = self.get("sglang_ep")
         if sep <= 1:
             return sep  # (nothing to adjust: the backend is not read)
-        backend = self.raw("sglang_a2a")
-        if backend in A2A_EP_SPANNING or self.flag("sglang_waterfill"):
-            return self.sglang_tp() or sep
-        return sep
+        return (self.sglang_tp() or sep) if self.a2a_spans_experts() else sep
+
+    def a2a_spans_experts(self) -> bool:
+        """Whether SGLang's all-to-all MoE backend sets its EP size to its TP size."""
+        return self.raw("sglang_a2a") in A2A_EP_SPANNING or self.flag("sglang_waterfill")
 
     def model(self, symbol: str) -> int | None:
         if symbol == "query_groups":
@@ -160,24 +161,43 @@ class View:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    rule: str
+    """What a check reports; ``rule`` is the id of the check's declaration (filled in by
+    :func:`check`: a rule function never writes its own id)."""
+
     message: str
     reason: str
     when: str
     symbols: tuple[str, ...]  # what a fix may change, most direct first
     severity: Severity | None = None
+    rule: str = ""
 
 
-Check = Callable[[View], Violation | None]
+RuleFn = Callable[[View], Violation | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """A declared PAR rule: its id and the function that checks it on a launch."""
+
+    id: str
+    fn: RuleFn
+
+    def __call__(self, view: View) -> Violation | None:
+        found = self.fn(view)
+        return None if found is None else replace(found, rule=self.id)
+
+
 CHECKS: dict[str, Check] = {}
 
 
-def check(id: str, slug: str, severity: Severity, summary: str) -> Callable[[Check], Check]:
-    """Declare a PAR rule on the function that checks it (see :func:`findings.rule`)."""
+def check(id: str, slug: str, severity: Severity, summary: str) -> Callable[[RuleFn], Check]:
+    """Declare a PAR rule on the function that checks it (see :func:`findings.rule`); the
+    declaration is what the rule's findings name it by, on every view (``.id``)."""
     declare = rule(id, slug, severity, summary)
 
-    def register(fn: Check) -> Check:
-        CHECKS[id] = declare(fn)
-        return fn
+    def register(fn: RuleFn) -> Check:
+        declared = Check(id, declare(fn))
+        CHECKS[id] = declared
+        return declared
 
     return register
