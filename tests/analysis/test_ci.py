@@ -313,9 +313,10 @@ def test_suite_gpus_from_the_label_of_its_jobs(tmp_path: Path) -> None:
         "  a:\n    runs-on: linux-mi325-gpu-8\n    steps: [{run: run_suite.py --suite big-amd}]\n"
         "  b:\n    runs-on: linux-mi325-gpu-4\n    steps: [{run: run_suite.py --suite big-amd}]\n"
         "  c:\n    runs-on: ${{ matrix.runner }}\n    steps: [{run: run_suite.py --suite any-amd}]\n"
-        "  d:\n    runs-on: linux-mi325-gpu-8\n    steps: [{run: run_suite.py --suite named-2-gpu-amd}]\n")
+        "  d:\n    runs-on: linux-mi325-gpu-8\n    steps: [{run: run_suite.py --suite named-2-gpu-amd}]\n"
+        "  e:\n    runs-on: ubuntu-latest\n    steps: [{run: gh workflow run amd.yml -f suite=big-amd}]\n")
     snap = Snapshot(FolderTree(tmp_path), parse_config("suites: {table-amd: {gpus: 2}}\n").config)
-    assert suite_gpus(snap, "big-amd", "rocm") == 4  # the fewest of its runners
+    assert suite_gpus(snap, "big-amd", "rocm") == 4  # the fewest of its GPU runners
     assert suite_gpus(snap, "any-amd", "rocm") is None
     assert suite_gpus(snap, "named-2-gpu-amd", "rocm") == 2  # the name first
     assert suite_gpus(snap, "table-amd", "rocm") == 2

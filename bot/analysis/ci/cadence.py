@@ -178,6 +178,8 @@ class CiModel:
         counts: list[int] = []
         for path, job_id in self.jobs_naming(suite, backend):
             job = next((j for j in self.workflows[path].jobs if j.id == job_id), None)
+            if job is not None and job.container is None and HOSTED.match(job.runs_on.strip()):
+                continue  # a GitHub-hosted runner has no GPU: it names the suite, another runs it
             found = runner_gpus(job.runs_on) if job is not None else None
             if found is None:
                 return None
@@ -258,6 +260,9 @@ class CiModel:
 _EDGE = r"(?:^|(?<=[-_\s'\"]))"
 _END = r"(?=$|[-_\s'\"])"
 _RUNNER_GPUS = re.compile(rf"{_EDGE}(?:(\d{{1,3}})-?gpus?|gpus?-(\d{{1,3}})){_END}", re.IGNORECASE)
+
+
+HOSTED = re.compile(r"^(?:ubuntu|windows|macos)-(?:latest|[\d.]+)$")  # GitHub's own runners
 
 
 def runner_gpus(label: str) -> int | None:
