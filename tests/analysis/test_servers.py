@@ -254,6 +254,12 @@ def test_ep_spanning_all_to_all_backends_set_ep_to_tp() -> None:
     assert [f.rule for f in unknown.findings] == ["PAR019"] and unknown.state == "partial"
 
 
+def test_an_unknown_tp_leaves_par005_checked_when_there_is_no_ep() -> None:
+    unknown_tp = _check("popen_launch_server(M, U, other_args=['--tp', str(TP)])")
+    assert [f.rule for f in unknown_tp.findings] == ["PAR019"]
+    assert "PAR003 not checked" in unknown_tp.findings[0].message
+
+
 def test_unknown_values_leave_rules_unchecked() -> None:
     partial = _check('popen_launch_server(M, U, other_args=["--tp", "2", "--ep", str(EP)])')
     assert [f.rule for f in partial.findings] == ["PAR019"] and partial.state == "partial"

@@ -161,7 +161,10 @@ def server_exceeds_runner(server: Server, gpus: int | None) -> Result:
 
 @on_servers(sglang_ep_vs_tp)
 def server_ep_vs_tp(server: Server, gpus: int | None) -> Result:
-    found = ep_vs_tp(_number(server, "tp"), _number(server, "ep"), lambda: _spans_experts(server))
+    ep = _number(server, "ep")
+    if ep <= 1:
+        return None  # (the TP size is not read: it may not be known)
+    found = ep_vs_tp(_number(server, "tp"), ep, lambda: _spans_experts(server))
     return None if found is None else (found[0], "ep", found[1])
 
 
