@@ -324,7 +324,6 @@ def _classify(
     base_by_key = {m.key: m for m in base_markers}
     head_by_key = {m.key: m for m in head_markers}
     entries: list[TestEntry] = []
-    config = run.head.config
     launch_findings: list[Finding] = []
     for key in [*head_by_key, *(k for k in base_by_key if k not in head_by_key)]:
         h = head_by_key.get(key)
@@ -332,7 +331,7 @@ def _classify(
         if h is None:
             assert b is not None
             what = "test file removed" if path not in run.head.test_paths() else "marker removed"
-            entries.append(_entry(b, config.suite_gpus(b.suite or ""), "removed", [what]))
+            entries.append(_entry(b, _gpus(run.head, b), "removed", [what]))
             continue
         kinds: list[Change] = []
         reasons: list[str] = []
@@ -377,7 +376,7 @@ def _classify(
             shown = ", ".join(f"`{p}`" for p in scope.environment[:3])
             reasons.append(f"the ROCm environment changed: {shown}")
         change = _first(kinds) if kinds else "unchanged"
-        entry = _entry(h, config.suite_gpus(h.suite or ""), change, reasons)
+        entry = _entry(h, _gpus(run.head, h), change, reasons)
         entry.tier = scope.tier
         entry.trigger = scope.trigger(path)
         _describe(run, entry, h, outcome)
@@ -466,11 +465,12 @@ class _Analysis:
                 "`.github/rocmbot.yml`, or a suite a workflow of this repository runs",
                 test=marker.path,
             ))
-        if marker.backend in GPU_BACKENDS and self.head.config.suite_gpus(marker.suite) is None:
+        if marker.backend in GPU_BACKENDS and _gpus(self.head, marker) is None:
+            # one per marker here; `_dedupe` folds them into one per suite
             out.append(finding(
                 "REG003", marker.path, marker.line,
-                f"Suite `{marker.suite}` does not say how many GPUs its runner has, so this "
-                "test's launch cannot be checked against it.",
+                f"Suite `{marker.suite}` does not say how many GPUs its runner has, so the "
+                "launches of its tests cannot be checked against it.",
                 fix=f"name it `...-N-gpu-...`, or set `suites: {{{marker.suite}: {{gpus: N}}}}`",
                 test=marker.path,
             ))
@@ -733,7 +733,7 @@ def _audit_files(snap: Snapshot, paths: list[str]) -> _Part:
         run.findings.extend(problems)
         run.findings.extend(_harness_problems(run, path))
         for m in markers:
-            entry = _entry(m, snap.config.suite_gpus(m.suite or ""), "unchanged", [])
+            entry = _entry(m, _gpus(snap, m), "unchanged", [])
             entries.append(entry)
             run.findings.extend(run.marker_findings(m))
             outcome = run.launch_of(m)
@@ -742,6 +742,13 @@ def _audit_files(snap: Snapshot, paths: list[str]) -> _Part:
             run.tables_for(m, outcome)
         snap.sources.release(path)
     return _Part(entries, run.findings, run.tables)
+
+
+def _gpus(snap: Snapshot, marker: Marker) -> int | None:
+    """The GPUs of the runner of a marker's suite (see :func:`bot.analysis.ci.suite_gpus`)."""
+    from bot.analysis.ci import suite_gpus
+
+    return suite_gpus(snap, marker.suite, marker.backend)
 
 
 def ci_problems(snap: Snapshot) -> list[Finding]:
@@ -754,10 +761,34 @@ def _harness_problems(run: _Analysis, path: str) -> list[Finding]:
     return [u.finding() for u in run.head.graph.unreadable(loaded)]
 
 
+_SHOWN_TESTS = 20  # tests a per-suite finding lists by name
+
+
+def _one_per_suite(findings: list[Finding]) -> list[Finding]:
+    """REG003 once per suite (its message names the suite): at the first of its markers,
+    with its tests listed."""
+    suites: dict[str, list[Finding]] = {}
+    out: list[Finding] = []
+    for f in findings:
+        if f.rule == "REG003":
+            suites.setdefault(f.message, []).append(f)
+        else:
+            out.append(f)
+    for found in suites.values():
+        found.sort(key=Finding.sort_key)
+        tests = list(dict.fromkeys(f"`{f.path}:{f.line}`" for f in found))
+        shown = ", ".join(tests[:_SHOWN_TESTS])
+        more = f" and {len(tests) - _SHOWN_TESTS} more" if len(tests) > _SHOWN_TESTS else ""
+        first = found[0]
+        out.append(replace(first, details=(
+            f"{len(tests)} test{'s' if len(tests) != 1 else ''} of the suite: {shown}{more}.",)))
+    return out
+
+
 def _dedupe(findings: list[Finding]) -> list[Finding]:
     seen: set[tuple[object, ...]] = set()
     out: list[Finding] = []
-    for f in sorted(findings, key=Finding.sort_key):
+    for f in sorted(_one_per_suite(findings), key=Finding.sort_key):
         key = (f.rule, f.path, f.line, f.message, f.test, f.details, f.fix)
         if key not in seen:
             seen.add(key)

@@ -199,11 +199,14 @@ class MarkerNotLiteral:
 class GpuCountUnknown:
     """
     ## What it does
-    Reads the runner's GPU count from the suite name (`stage-c-4-gpu-mi350`: 4) or from the
-    configuration's suite table.
+    Reads the runner's GPU count from the configuration's suite table, the suite name
+    (`stage-c-4-gpu-mi350`: 4), or else the `runs-on:` label of the jobs that run the suite
+    (`linux-mi325-gpu-8`, `linux-mi300-1gpu-sglang`; the fewest when they differ, not known
+    when one job's label names none, as `${{ matrix.runner }}`).
 
     ## Why is this bad?
-    Without it, no launch of the test can be checked against the runner's capacity.
+    Without it, no launch of the suite's tests can be checked against the runner's capacity.
+    One finding per suite, at its first test, lists the suite's tests.
 
     ## Example
     ```python

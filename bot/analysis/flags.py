@@ -41,6 +41,8 @@ FLAGS: dict[str, tuple[str, Kind]] = {
     "--sglang-ep-size": ("sglang_ep", "int"),
     "--sglang-expert-parallel-size": ("sglang_ep", "int"),
     "--sglang-enable-dp-attention": ("dp_attention", "bool"),
+    "--sglang-moe-a2a-backend": ("sglang_a2a", "str"),
+    "--sglang-enable-waterfill": ("sglang_waterfill", "bool"),
     "--train-backend": ("backend", "str"),
     "--dp-replicate-size": ("dp_replicate", "int"),
     "--num-layers": ("layers", "int"),

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from bot.analysis import par, ranks, servers
+from bot.analysis.ci import suite_gpus
 from bot.analysis.cienv import ci_environment
 from bot.analysis.evaluate import ExternalCall, Footprint, Interpreter, Limits, RunResult
 from bot.analysis.findings import Finding, finding
@@ -457,7 +458,7 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
     if not _may_launch(snapshot, marker.path):
         return LaunchOutcome(no_launch=True)
     run = _run(snapshot, marker.path, marker.backend)
-    gpus = snapshot.config.suite_gpus(marker.suite) if marker.suite else None
+    gpus = suite_gpus(snapshot, marker.suite, marker.backend)
     launches: list[par.Launch] = []
     unknown_models: list[Unknown | None] = []
     used: list[_Resolved] = []
@@ -569,8 +570,8 @@ def _with_servers(snapshot: Snapshot, marker: Marker, outcome: LaunchOutcome) ->
         known[key] = found
     if not found:
         return outcome
-    gpus = snapshot.config.suite_gpus(marker.suite) if marker.suite else None
-    checked = [servers.check(server, marker.path, gpus) for server in found]
+    gpus = suite_gpus(snapshot, marker.suite, marker.backend)
+    checked = [par.server.check(server, marker.path, gpus) for server in found]
     states: list[LaunchState] = [c.state for c in checked]  # type: ignore[misc]
     signature = (*(outcome.signature or ()), *(c.signature for c in checked))
     return replace(outcome, signature=signature,

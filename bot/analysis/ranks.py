@@ -29,6 +29,7 @@ from bot.analysis import shell
 from bot.analysis.evaluate import ExternalCall
 from bot.analysis.findings import Finding, finding
 from bot.analysis.flags import Branches, Opaque, Token, Word
+from bot.analysis.par.placement import placement_exceeds_runner
 from bot.analysis.shell import newlines_before
 from bot.analysis.snapshot import Snapshot
 from bot.analysis.source import Module
@@ -368,7 +369,7 @@ def check(launch: RankLaunch, test: str, gpus: int | None) -> Checked:
     if gpus is not None and nproc.value is not None and nproc.value > gpus:
         when = f" when `{launch.guards[0]}`" if launch.guards else ""
         found.append(finding(
-            "PAR003", nproc.path, nproc.line,
+            placement_exceeds_runner.id, nproc.path, nproc.line,
             f"This launch starts {nproc.value} ranks per node (`{launch.form}`) but its runner "
             f"has {gpus} GPUs: the ranks past the last GPU fail when they take their device"
             f"{when}.",

@@ -34,7 +34,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from bot.analysis.findings import Finding, Severity, finding, rule
 from bot.analysis.source import Module
 
 # SGLang's spellings (python/sglang/srt/server_args.py: field names as flags, their aliases,
@@ -46,14 +45,17 @@ SERVER_FLAGS: dict[str, str] = {
     "--pp-size": "pp", "--pipeline-parallel-size": "pp",  # (`--pp` is ambiguous there)
     "--nnodes": "nnodes",
     "--enable-dp-attention": "dp_attention",
+    "--moe-a2a-backend": "a2a", "--enable-waterfill": "waterfill",
 }
 # the keyword form: ServerArgs / Engine field -> symbol
 SERVER_KEYWORDS: dict[str, str] = {
     "tp_size": "tp", "dp_size": "dp", "ep_size": "ep", "pp_size": "pp", "nnodes": "nnodes",
-    "enable_dp_attention": "dp_attention",
+    "enable_dp_attention": "dp_attention", "moe_a2a_backend": "a2a",
+    "enable_waterfill": "waterfill",
 }
-_BOOL = frozenset({"dp_attention"})
-SYMBOLS = ("tp", "pp", "dp", "ep", "nnodes", "dp_attention")
+_BOOL = frozenset({"dp_attention", "waterfill"})
+_TEXT = frozenset({"a2a"})  # symbols whose value is a word, not a number
+SYMBOLS = ("tp", "pp", "dp", "ep", "nnodes", "dp_attention", "a2a", "waterfill")
 LAUNCH_SERVER = "sglang.launch_server"
 # calls whose truth in a CI run is known, per backend (None: on every backend)
 _IN_CI: dict[str, str | None] = {"is_in_ci": None, "is_in_amd_ci": "rocm", "is_hip": "rocm"}
@@ -768,7 +770,7 @@ def _apply_flags(server: Server, words: list[str | Unresolved], line: int) -> No
         else:
             continue
         server.lines[symbol] = _line(text, server.lines[symbol])
-        if isinstance(text, Unresolved):
+        if isinstance(text, Unresolved) or symbol in _TEXT:
             server.settings[symbol] = text
         else:
             number = _int(text)
@@ -789,7 +791,9 @@ def _keywords(server: Server, call: ast.Call, reader: _Reader) -> None:
             server.settings[symbol] = value
         elif symbol in _BOOL:
             server.settings[symbol] = value if isinstance(value, bool) else reader.unresolved(kw.value)
-        elif isinstance(value, int) and not isinstance(value, bool):
+        elif symbol in _TEXT and isinstance(value, str):
+            server.settings[symbol] = str(value)
+        elif symbol not in _TEXT and isinstance(value, int) and not isinstance(value, bool):
             server.settings[symbol] = value
         else:
             server.settings[symbol] = reader.unresolved(kw.value)
@@ -940,150 +944,3 @@ def _server(node: ast.Call, module: Module, scopes: _Scopes, launchers: frozense
         _apply_flags(server, words[names.index(LAUNCH_SERVER):], arg.lineno)
         return server
     return None
-
-
-# ----- rules -----------------------------------------------------------------------------------
-
-START = "The server fails when it starts, after the test has waited for it."
-
-@dataclass(slots=True)
-class Checked:
-    findings: list[Finding]
-    state: str  # checked, partial or unchecked
-    signature: tuple[tuple[str, object], ...]
-
-
-def describe(server: Server) -> str:
-    cells = []
-    for name, symbol in (("TP", "tp"), ("PP", "pp"), ("DP", "dp"), ("EP", "ep")):
-        value = server.value(symbol)
-        cells.append(f"{name}{'?' if isinstance(value, Unresolved) else value}")
-    attention = server.value("dp_attention")
-    if attention is True:
-        cells.append("DP attention")
-    return " ".join(cells)
-
-
-def check(server: Server, test: str, gpus: int | None) -> Checked:
-    """The PAR rules on one server launch: PAR003 (its GPUs against the runner's), PAR005
-    (EP against TP), PAR020 (DP attention's split); PAR019 for what is not known."""
-    where = f"Server launch of `{test}` ({server.form}): {describe(server)}"
-    context = f"{where}, on a runner of {gpus if gpus is not None else 'unknown'} GPUs."
-    signature = tuple((s, _plain(server.value(s))) for s in SYMBOLS)
-    if server.guard is not None:
-        return Checked([finding(
-            "PAR019", server.path, server.line,
-            f"Whether this server starts depends on `{server.guard}`, which cannot be resolved "
-            "statically; its parallel layout was not checked.", test=test, details=(context,),
-        )], "unchecked", signature)
-    found: list[Finding] = []
-    needs: dict[Unresolved, list[str]] = {}
-    rules = (("PAR003", _placement), ("PAR005", _ep), ("PAR020", _dp_attention))
-    for rule_id, fn in rules:
-        try:
-            result = fn(server, gpus)
-        except _Need as need:
-            needs.setdefault(need.unknown, []).append(rule_id)
-            continue
-        if result is not None:
-            message, symbol, severity = result
-            found.append(finding(rule_id, server.path, server.lines.get(symbol, server.line),
-                                 message, test=test, details=(context,), severity=severity))
-    for unknown, ids in needs.items():
-        found.append(finding(
-            "PAR019", server.path, unknown.line,
-            f"`{unknown.text}` cannot be resolved statically, so this server's parallel sizes "
-            f"are not known; {', '.join(ids)} not checked.", test=test, details=(context,),
-        ))
-    state = "checked" if not needs else ("unchecked" if len(set().union(*needs.values())) >=
-                                         len(rules) else "partial")
-    return Checked(found, state, signature)
-
-
-def _plain(value: Scalar) -> object:
-    return f"? ({value.text})" if isinstance(value, Unresolved) else value
-
-
-class _Need(Exception):  # noqa: N818 - a rule cannot be evaluated
-    def __init__(self, unknown: Unresolved) -> None:
-        super().__init__(unknown.text)
-        self.unknown = unknown
-
-
-def _number(server: Server, symbol: str) -> int:
-    value = server.value(symbol)
-    if isinstance(value, Unresolved):
-        raise _Need(value)
-    assert isinstance(value, int)
-    return value
-
-
-def _on(server: Server, symbol: str) -> bool:
-    value = server.value(symbol)
-    if isinstance(value, Unresolved):
-        raise _Need(value)
-    return value is True
-
-
-Result = tuple[str, str, Severity | None] | None
-
-
-def _placement(server: Server, gpus: int | None) -> Result:
-    if not server.takes_gpus or gpus is None:
-        return None
-    tp, pp, dp, nodes = (_number(server, s) for s in ("tp", "pp", "dp", "nnodes"))
-    attention = _on(server, "dp_attention")
-    if nodes != 1 or tp < 1 or pp < 1 or dp < 1:
-        return None  # a multi-node server is placed by its nodes, not by this runner
-    # SGLang may turn DP attention on by itself (it is resolved from the model and the other
-    # arguments): without the flag, the data parallel copies are not counted
-    counted = "dp_attention" in server.settings and not attention
-    need = tp * pp * (dp if counted else 1)
-    if need <= gpus:
-        return None
-    how = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if counted and dp > 1 else "")
-    return (f"This server needs {need} GPUs ({how}) but its runner has {gpus}: it cannot "
-            "start on this runner.", "tp", None)
-
-
-def _ep(server: Server, gpus: int | None) -> Result:
-    ep = _number(server, "ep")
-    if ep <= 1:
-        return None
-    tp = _number(server, "tp")
-    if tp >= 1 and tp % ep == 0:
-        return None
-    return (f"tp_size {tp} must be divisible by ep_size {ep}", "ep",
-            Severity.ERROR if ep > tp else Severity.WARNING)
-
-
-@rule("PAR020", "sglang-dp-attention-split", Severity.ERROR,
-      "With DP attention, SGLang's data parallel size does not divide its tensor parallel size.")
-def _dp_attention(server: Server, gpus: int | None) -> Result:
-    """
-    ## What it does
-    For an SGLang server started with `--enable-dp-attention` (or `enable_dp_attention=True`),
-    checks that the data parallel size divides the tensor parallel size: DP attention splits
-    the `tp` GPUs into `dp` attention groups.
-
-    ## Why is this bad?
-    SGLang's `ServerArgs` asserts `self.tp_size % self.dp_size == 0` when DP attention is on
-    (`python/sglang/srt/server_args.py`), so the server stops with a bare `AssertionError`
-    before it serves anything.
-
-    ## Example
-    ```python
-    other_args=["--tp", "4", "--dp", "3", "--enable-dp-attention"]
-    ```
-    Use instead:
-    ```python
-    other_args=["--tp", "4", "--dp", "4", "--enable-dp-attention"]
-    ```
-    """
-    if not _on(server, "dp_attention"):
-        return None
-    tp, dp = _number(server, "tp"), _number(server, "dp")
-    if dp >= 1 and tp % dp == 0:
-        return None
-    return (f"With DP attention, dp_size {dp} must divide tp_size {tp}: SGLang's server "
-            "arguments fail a bare assertion (`tp_size % dp_size == 0`).", "dp", None)

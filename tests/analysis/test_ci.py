@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.analysis.ci import ci_index
+from bot.analysis.ci import ci_index, suite_gpus
+from bot.analysis.ci.cadence import runner_gpus
 from bot.analysis.ci.model import Event
 from bot.analysis.engine import analyze, audit
 from bot.analysis.report import Report, TestEntry
@@ -287,3 +288,36 @@ def test_what_a_helper_job_on_a_hosted_runner_reads_is_not_the_rocm_environment(
     index = ci_index(Snapshot(FolderTree(_write(tmp_path, files)), defaults()))
     changed = [".github/workflows/nightly-amd.yml", "scripts/ci/amd_setup.sh"]
     assert index.environment(changed) == ["scripts/ci/amd_setup.sh"]
+
+
+@pytest.mark.parametrize(("label", "gpus"), [
+    ("linux-mi325-gpu-8", 8),
+    ("linux-mi35x-gpu-8", 8),
+    ("linux-mi300-1gpu-sglang", 1),
+    ("${{ format('linux-{0}-2gpu-sglang', inputs.runner_arch || 'mi300') }}", 2),
+    ("self-hosted stage-8-gpu-mi300", 8),
+    ("${{ matrix.runner }}", None),
+    ("ubuntu-latest", None),
+    ("gb200-nvl", None),
+    ("h100-runner", None),
+    ("linux-mi300-gpu-1 linux-mi300-gpu-8", None),  # two counts: not known
+])
+def test_runner_gpus_from_its_label(label: str, gpus: int | None) -> None:
+    assert runner_gpus(label) == gpus
+
+
+def test_suite_gpus_from_the_label_of_its_jobs(tmp_path: Path) -> None:
+    (tmp_path / ".github/workflows").mkdir(parents=True)
+    (tmp_path / ".github/workflows/amd.yml").write_text(
+        "on: pull_request\njobs:\n"
+        "  a:\n    runs-on: linux-mi325-gpu-8\n    steps: [{run: run_suite.py --suite big-amd}]\n"
+        "  b:\n    runs-on: linux-mi325-gpu-4\n    steps: [{run: run_suite.py --suite big-amd}]\n"
+        "  c:\n    runs-on: ${{ matrix.runner }}\n    steps: [{run: run_suite.py --suite any-amd}]\n"
+        "  d:\n    runs-on: linux-mi325-gpu-8\n    steps: [{run: run_suite.py --suite named-2-gpu-amd}]\n"
+        "  e:\n    runs-on: ubuntu-latest\n    steps: [{run: gh workflow run amd.yml -f suite=big-amd}]\n")
+    snap = Snapshot(FolderTree(tmp_path), parse_config("suites: {table-amd: {gpus: 2}}\n").config)
+    assert suite_gpus(snap, "big-amd", "rocm") == 4  # the fewest of its GPU runners
+    assert suite_gpus(snap, "any-amd", "rocm") is None
+    assert suite_gpus(snap, "named-2-gpu-amd", "rocm") == 2  # the name first
+    assert suite_gpus(snap, "table-amd", "rocm") == 2
+    assert suite_gpus(snap, None, "rocm") is None

@@ -476,3 +476,20 @@ def test_the_module_that_defines_the_launch_function_is_a_harness(
     entry = _entry(report, "tests/e2e/test_lib.py")
     assert (entry.change, entry.tier) == ("affected", "harness")
     assert entry.reasons[0] == "imports `miles/utils/runner.py`, which changed"
+
+
+def test_reg003_is_one_finding_per_suite_listing_its_tests(tmp_path: Path) -> None:
+    (tmp_path / ".github/workflows").mkdir(parents=True)
+    (tmp_path / ".github/workflows/ci.yml").write_text("run: --suite stage-q-big\n")
+    (tmp_path / "tests").mkdir()
+    for name in ("a", "b", "c"):
+        (tmp_path / f"tests/test_{name}.py").write_text(
+            'register_rocm_ci(60, "stage-q-big")\nregister_rocm_ci(60, "stage-q-big")\n')
+    for processes in (1, 2):
+        report = audit(FolderTree(tmp_path), jobs=processes)
+        (found,) = [f for f in report.findings if f.rule == "REG003"]
+        assert (found.path, found.line) == ("tests/test_a.py", 1)
+        assert "`stage-q-big`" in found.message
+        assert found.details == ("6 tests of the suite: `tests/test_a.py:1`, `tests/test_a.py:2`, "
+                                 "`tests/test_b.py:1`, `tests/test_b.py:2`, `tests/test_c.py:1`, "
+                                 "`tests/test_c.py:2`.",)

@@ -97,6 +97,13 @@ RULES_CASES: list[tuple[str, int | None, list[str]]] = [
     (A4 + "--rollout-num-gpus-per-engine 8", 4, ["PAR004"]),
     (A4 + "--rollout-num-gpus-per-engine 4 --sglang-ep-size 2", 4, []),
     (A4 + "--rollout-num-gpus-per-engine 4 --sglang-ep-size 8", 4, ["PAR005"]),
+    # SGLang sets its EP to its TP with an expert-spanning all-to-all backend (or Waterfill)
+    (A4 + "--rollout-num-gpus-per-engine 4 --sglang-ep-size 8 --sglang-moe-a2a-backend deepep", 4, []),
+    (A4 + "--rollout-num-gpus-per-engine 4 --sglang-ep-size 8 --sglang-moe-a2a-backend mori", 4, []),
+    (A4 + "--rollout-num-gpus-per-engine 4 --sglang-ep-size 8 --sglang-enable-waterfill", 4, []),
+    (A4 + "--rollout-num-gpus-per-engine 4 --sglang-ep-size 8 --sglang-moe-a2a-backend none", 4, ["PAR005"]),
+    (A4 + "--rollout-num-gpus-per-engine 4 --sglang-ep-size 8 --num-experts 6 "
+     "--sglang-moe-a2a-backend deepep", 4, ["PAR018"]),
     (A4 + "--train-backend fsdp --dp-replicate-size 0", 4, ["PAR007"]),
     (A4 + "--train-backend fsdp --tensor-model-parallel-size 4 --context-parallel-size 2", 4, ["PAR008"]),
     (A4 + "--pipeline-model-parallel-size 4 --num-layers 6 --account-for-embedding-in-pipeline-split "
@@ -126,6 +133,15 @@ RULES_CASES: list[tuple[str, int | None, list[str]]] = [
 @pytest.mark.parametrize(("flags", "gpus", "expected"), RULES_CASES, ids=[c[0][-60:] for c in RULES_CASES])
 def test_rules(flags: str, gpus: int | None, expected: list[str]) -> None:
     assert _rules(flags, gpus) == expected
+
+
+def test_unknown_all_to_all_backend_leaves_par005_unchecked() -> None:
+    parts = (*Text.of(A4 + "--rollout-num-gpus-per-engine 4 --sglang-ep-size 8 "
+                      "--sglang-moe-a2a-backend ", ORIGIN).parts, Hole("backend()", ORIGIN))
+    parsed = parse(tokenize(parts))
+    outcome = par.evaluate(par.Launch("t.py", "t.py", 1, parsed.settings, parsed.opaque, 4))
+    assert [v.rule for v in outcome.violations] == []
+    assert [rules for _, rules, _ in outcome.needs.values()] == [["PAR005"]]
 
 
 def test_slime_flavor() -> None:

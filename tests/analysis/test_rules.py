@@ -50,7 +50,7 @@ def _scan() -> Source:
             if isinstance(node, ast.FunctionDef | ast.ClassDef):
                 for decorator in node.decorator_list:
                     if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Name) \
-                            and decorator.func.id in ("rule", "check") and decorator.args \
+                            and decorator.func.id in ("rule", "check", "check_servers") and decorator.args \
                             and isinstance(decorator.args[0], ast.Constant):
                         source.declared.setdefault(str(decorator.args[0].value), []).append(module)
                         declarations.add(id(decorator.args[0]))
@@ -80,8 +80,18 @@ def test_every_rule_is_emitted_from_the_module_that_declares_it(entry: Rule) -> 
     emitters = SOURCE.used.get(entry.id, set())
     if entry.id in DECLARED_APART:
         assert emitters and entry.module not in emitters, (entry.id, emitters)
+    elif entry.id.startswith("PAR"):
+        # a PAR rule's id is written once, at its declaration: its findings (on launches and
+        # on servers) take the id of the declaration that runs
+        assert not emitters, f"{entry.id} is written outside its declaration, in {emitters}"
     else:
         assert entry.module in emitters, f"{entry.id} is declared in {entry.module}, emitted in {emitters}"
+
+
+def test_every_par_rule_lives_in_the_par_package() -> None:
+    outside = {r.id: r.module for r in _rules()
+               if r.id.startswith("PAR") and not r.module.startswith("bot.analysis.par")}
+    assert outside == {}
 
 
 @pytest.mark.parametrize("entry", _rules(), ids=lambda r: r.id)

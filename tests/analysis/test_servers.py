@@ -8,6 +8,7 @@ from pathlib import Path
 from bot.analysis import launch, servers
 from bot.analysis.findings import Severity
 from bot.analysis.markers import Marker
+from bot.analysis.par import server as par_server
 from bot.analysis.snapshot import Snapshot
 from bot.analysis.source import Module, parse_python
 from bot.analysis.tree import FolderTree
@@ -207,8 +208,8 @@ def test_ci_skips_and_unknown_guards() -> None:
     assert [s.settings["tp"] for s in on_cuda] == [4, 5, 9, 10]
 
 
-def _check(text: str, gpus: int | None = 4) -> servers.Checked:
-    return servers.check(_one(text), "test/test_s.py", gpus)
+def _check(text: str, gpus: int | None = 4) -> par_server.Checked:
+    return par_server.check(_one(text), "test/test_s.py", gpus)
 
 
 def test_placement_against_the_runner() -> None:
@@ -228,7 +229,7 @@ def test_placement_against_the_runner() -> None:
 def test_ep_and_dp_attention_constraints() -> None:
     ep = _check('popen_launch_server(M, U, other_args=["--tp", "4", "--ep", "8"])', 8)
     assert [(f.rule, f.severity) for f in ep.findings] == [("PAR005", Severity.ERROR)]
-    assert ep.findings[0].message == "tp_size 4 must be divisible by ep_size 8"
+    assert ep.findings[0].message.startswith("tp_size 4 must be divisible by ep_size 8: ")
     odd = _check('popen_launch_server(M, U, other_args=["--tp", "6", "--ep", "4"])', 8)
     assert [(f.rule, f.severity) for f in odd.findings] == [("PAR005", Severity.WARNING)]
     assert _check('Engine(tp_size=4, ep_size=4)').findings == []
@@ -236,7 +237,28 @@ def test_ep_and_dp_attention_constraints() -> None:
     assert [f.rule for f in attention.findings] == ["PAR020"]
     assert _check('Engine(tp_size=4, dp_size=0, enable_dp_attention=True)').findings[0].rule == "PAR020"
     assert _check('Engine(tp_size=4, dp_size=2, enable_dp_attention=True)').findings == []
-    assert "DP attention" in servers.describe(_one('Engine(tp_size=4, enable_dp_attention=True)'))
+    assert "DP attention" in par_server.describe(_one('Engine(tp_size=4, enable_dp_attention=True)'))
+
+
+def test_ep_spanning_all_to_all_backends_set_ep_to_tp() -> None:
+    # SGLang sets ep_size := tp_size for these backends (arg_groups/overrides.py: _a2a_ep_size)
+    for backend in ("deepep", "mori", "mooncake", "flashinfer"):
+        args = f'["--tp", "4", "--ep", "8", "--moe-a2a-backend", "{backend}"]'
+        assert _check(f"popen_launch_server(M, U, other_args={args})", 8).findings == []
+    assert _check('Engine(tp_size=4, ep_size=8, moe_a2a_backend="deepep")').findings == []
+    assert _check('Engine(tp_size=4, ep_size=8, enable_waterfill=True)').findings == []
+    other = _check('popen_launch_server(M, U, other_args=["--tp", "4", "--ep", "8", '
+                   '"--moe-a2a-backend=none"])', 8)
+    assert [f.rule for f in other.findings] == ["PAR005"]
+    unknown = _check('popen_launch_server(M, U, other_args=["--tp", "4", "--ep", "8", '
+                     '"--moe-a2a-backend", BACKEND])', 8)
+    assert [f.rule for f in unknown.findings] == ["PAR019"] and unknown.state == "partial"
+
+
+def test_an_unknown_tp_leaves_par005_checked_when_there_is_no_ep() -> None:
+    unknown_tp = _check("popen_launch_server(M, U, other_args=['--tp', str(TP)])")
+    assert [f.rule for f in unknown_tp.findings] == ["PAR019"]
+    assert "PAR003 not checked" in unknown_tp.findings[0].message
 
 
 def test_unknown_values_leave_rules_unchecked() -> None:
@@ -245,10 +267,10 @@ def test_unknown_values_leave_rules_unchecked() -> None:
     assert "`str(EP)`" in partial.findings[0].message and "PAR005" in partial.findings[0].message
     unchecked = _check("popen_launch_server(M, U, other_args=ARGS)")
     assert unchecked.state == "unchecked"
-    assert servers.describe(_one("popen_launch_server(M, U, other_args=ARGS)")).startswith("TP?")
+    assert par_server.describe(_one("popen_launch_server(M, U, other_args=ARGS)")).startswith("TP?")
     flag = _check("Engine(tp_size=2, enable_dp_attention=X)")
     assert flag.state == "partial"
-    guarded = servers.check(_one("""
+    guarded = par_server.check(_one("""
         @unittest.skipIf(X, "y")
         def test():
             Engine(tp_size=2)
@@ -341,7 +363,7 @@ def test_a_change_under_an_undecided_condition_decides_what_differs() -> None:
             return popen_launch_server(M, U, other_args=args)
     """)
     assert server.settings == {"tp": servers.Unresolved("is_tp2", 4), "ep": 2}
-    assert servers.check(server, "t", 8).state == "partial"
+    assert par_server.check(server, "t", 8).state == "partial"
 
 
 def test_a_change_that_is_not_replayed_leaves_the_value_unknown() -> None:
@@ -367,7 +389,7 @@ def test(extra, k):
 """)
         value = server.value("tp")
         assert isinstance(value, servers.Unresolved) and value.text == named, change
-        assert servers.check(server, "t", 8).state != "checked", change
+        assert par_server.check(server, "t", 8).state != "checked", change
 
 
 def test_a_module_list_changed_elsewhere_is_not_known() -> None:
@@ -424,12 +446,12 @@ def test_arguments_of_unexpected_types_leave_the_launch_unchecked() -> None:
            "b'--tp 2'", "(x for x in X)", "lambda: 1", '["--tp", 2.0]', "..."]
     for text in odd:
         server = _one(f"popen_launch_server(M, U, other_args={text})")
-        checked = servers.check(server, "test/test_s.py", 8)
+        checked = par_server.check(server, "test/test_s.py", 8)
         assert checked.state != "checked", text
         assert any(f.rule == "PAR019" and f.line == 1 for f in checked.findings), text
     for text in ['"8"', "8.0", "None", "[8]", "True"]:
         server = _one(f"Engine(model_path=M, tp_size={text})")
-        checked = servers.check(server, "test/test_s.py", 8)
+        checked = par_server.check(server, "test/test_s.py", 8)
         assert checked.state != "checked", text
         assert any(f.rule == "PAR019" and text in f.message for f in checked.findings), text
 
@@ -464,5 +486,5 @@ def test_sglang_launch_helpers_are_server_launches() -> None:
         ("ModelLaunchSettings", 1, 1, 1), ("ModelLaunchSettings", unknown_n, 2, 1),
         ("ModelLaunchSettings", unknown_extra, unknown_extra, unknown_extra),
     ]
-    assert servers.check(found[2], "t", 4).findings[0].rule == "PAR003"  # TP 8 on 4 GPUs
-    assert [servers.check(s, "t", 8).state for s in found[-2:]] == ["partial", "unchecked"]
+    assert par_server.check(found[2], "t", 4).findings[0].rule == "PAR003"  # TP 8 on 4 GPUs
+    assert [par_server.check(s, "t", 8).state for s in found[-2:]] == ["partial", "unchecked"]

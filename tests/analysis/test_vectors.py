@@ -1,8 +1,12 @@
 """Rule vectors: each `tests/vectors/<RULE>/<case>/` is a small repository whose expected
-findings are marked inline with `# [RULE]` at the end of the line they anchor to."""
+findings are marked inline with `# [RULE]` at the end of the line they anchor to, and whose
+findings' messages are in `<case>.expected` next to it (one finding a line: rule, severity,
+place, message). `ROCMBOT_REGENERATE_VECTORS=1` writes those files from what the analysis
+says (review the diff); without it a missing or different file fails the test."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -15,6 +19,7 @@ from bot.analysis.tree import FolderTree
 VECTORS = Path(__file__).parent.parent / "vectors"
 # Rules checked outside `audit`, covered by their own tests: CFG002 is checked before a dispatch.
 NOT_AUDITED = frozenset({"CFG002"})
+REGENERATE = os.environ.get("ROCMBOT_REGENERATE_VECTORS") == "1"
 MARK = re.compile(r"#\s*\[((?:[A-Z]{3}\d{3})(?:\s*,\s*[A-Z]{3}\d{3})*)\]\s*$")
 
 
@@ -52,6 +57,13 @@ def test_vector_findings_match_inline_marks(case: Path) -> None:
     assert actual == expected, "\n".join(
         f"{f.rule} {f.path}:{f.line} {f.message}" for f in report.findings
     )
+    messages = "".join(sorted(f"{f.rule} {f.severity.value} {f.path or ''}:{f.line or 0} {f.message}\n"
+                              for f in report.findings if f.rule in checked))
+    snapshot = case.parent / f"{case.name}.expected"
+    if REGENERATE:
+        snapshot.write_text(messages, encoding="utf-8")
+    assert snapshot.is_file(), f"{snapshot} is missing: run with ROCMBOT_REGENERATE_VECTORS=1"
+    assert snapshot.read_text(encoding="utf-8") == messages
 
 
 def test_every_rule_has_a_bad_and_a_good_vector() -> None:

@@ -2,6 +2,6 @@
 Actions expressions that gate them, path filters, labels, suite registries, and the files the
 per-PR ROCm environment reads."""
 
-from bot.analysis.ci.index import CiIndex, ci_index
+from bot.analysis.ci.index import CiIndex, ci_index, suite_gpus
 
-__all__ = ["CiIndex", "ci_index"]
+__all__ = ["CiIndex", "ci_index", "suite_gpus"]

@@ -171,6 +171,21 @@ class CiModel:
             self._jobs[key] = tuple(found)
         return self._jobs[key]
 
+    def runner_gpus(self, suite: str, backend: str) -> int | None:
+        """The GPUs of the runners of the jobs that run a suite, from their `runs-on:` labels
+        (`linux-mi325-gpu-8`, `linux-mi300-1gpu-sglang`, `...-8-gpu-...`): the fewest, when
+        every such job's label says; None when one does not (a `${{ matrix.runner }}`)."""
+        counts: list[int] = []
+        for path, job_id in self.jobs_naming(suite, backend):
+            job = next((j for j in self.workflows[path].jobs if j.id == job_id), None)
+            if job is not None and job.container is None and HOSTED.match(job.runs_on.strip()):
+                continue  # a GitHub-hosted runner has no GPU: it names the suite, another runs it
+            found = runner_gpus(job.runs_on) if job is not None else None
+            if found is None:
+                return None
+            counts.append(found)
+        return min(counts) if counts else None
+
     def cadence(self, suite: str, backend: str) -> SuiteCadence:
         """How the repository's CI runs a suite on a backend (worked out once per suite)."""
         key = (suite, backend)
@@ -238,6 +253,22 @@ class CiModel:
 
     def _registry_path(self) -> str:
         return self.registry.path if self.registry is not None else ""
+
+
+# a GPU count in a runner label: `-8-gpu-`, `-1gpu-`, `-gpu-8`, `-gpus-4` (between `-`, `_`,
+# quotes, spaces or the ends, so `gb200` or `h100` are not counts)
+_EDGE = r"(?:^|(?<=[-_\s'\"]))"
+_END = r"(?=$|[-_\s'\"])"
+_RUNNER_GPUS = re.compile(rf"{_EDGE}(?:(\d{{1,3}})-?gpus?|gpus?-(\d{{1,3}})){_END}", re.IGNORECASE)
+
+
+HOSTED = re.compile(r"^(?:ubuntu|windows|macos)-(?:latest|[\d.]+)$")  # GitHub's own runners
+
+
+def runner_gpus(label: str) -> int | None:
+    """The GPU count a `runs-on:` text names (None for none, or for two that differ)."""
+    counts = {int(m.group(1) or m.group(2)) for m in _RUNNER_GPUS.finditer(label)}
+    return counts.pop() if len(counts) == 1 else None
 
 
 def _describe(key: JobKey, run: JobRun) -> str:

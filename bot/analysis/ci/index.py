@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from bot.analysis.ci.cadence import CiModel, SuiteCadence
+from bot.analysis.ci.cadence import HOSTED, CiModel, SuiteCadence
 from bot.analysis.ci.model import Event
 from bot.analysis.ci.registry import SuiteRegistry, find_registry
 from bot.analysis.dockerfile import parse_dockerfile
@@ -169,13 +169,12 @@ class CiIndex:
         return sorted(out)
 
 
-_HOSTED = re.compile(r"^(?:ubuntu|windows|macos)-(?:latest|[\d.]+)$")
 
 
 def _hosted(job: Job) -> bool:
     """A job on a GitHub-hosted runner with no container: a helper job (a monitor, a paths
     filter), not a ROCm test job; what it reads is not the ROCm environment."""
-    return job.container is None and _HOSTED.match(job.runs_on.strip()) is not None
+    return job.container is None and HOSTED.match(job.runs_on.strip()) is not None
 
 
 def _words(text: str, job: Job) -> tuple[str, ...]:
@@ -251,3 +250,14 @@ _CI: Derived[CiIndex] = Derived(_index)
 def ci_index(snapshot: Snapshot) -> CiIndex:
     """The snapshot's CI, read once."""
     return snapshot.derived(_CI)
+
+
+def suite_gpus(snapshot: Snapshot, suite: str | None, backend: str) -> int | None:
+    """The GPUs of a suite's runner: the configuration's suite table, the suite's name
+    (`-4-gpu-`), else the `runs-on:` label of the jobs that run it on the backend."""
+    if not suite:
+        return None
+    found = snapshot.config.suite_gpus(suite)
+    if found is not None:
+        return found
+    return ci_index(snapshot).model.runner_gpus(suite, backend)

@@ -34,7 +34,7 @@ def fsdp_replicate(v: View) -> Violation | None:
     assert r is not None
     if r >= 1 and w % r == 0:
         return None
-    return Violation("PAR007", f"world_size({w}) must be divisible by dp_replicate_size({r})",
+    return Violation(f"world_size({w}) must be divisible by dp_replicate_size({r})",
                      f"r = {r} does not divide W = {w}.", PARSING,
                      ("dp_replicate", "gpus_per_node", "nodes"))
 
@@ -62,5 +62,5 @@ def fsdp_no_cp(v: View) -> Violation | None:
     """
     if not v.fsdp or v.get("cp") == 1:
         return None
-    return Violation("PAR008", "Context parallelism is not supported for FSDP backend.",
+    return Violation("Context parallelism is not supported for FSDP backend.",
                      f"CP = {v.get('cp')} with the FSDP backend.", PARSING, ("cp",))

@@ -36,7 +36,7 @@ def dense_model_parallel(v: View) -> Violation | None:
     if total and w % total == 0:
         return None
     return Violation(
-        "PAR001", f"world size ({w}) is not divisible by total_model_size (total_model_size={total})",
+        f"world size ({w}) is not divisible by total_model_size (total_model_size={total})",
         f"TP x PP x CP = {tp} x {pp} x {cp} = {total} does not divide W = {w}.", PARSING,
         ("tp", "pp", "cp", "gpus_per_node", "nodes"))
 
@@ -71,7 +71,6 @@ def expert_grid(v: View) -> Violation | None:
     if size and w % size == 0:
         return None
     return Violation(
-        "PAR002",
         f"world_size ({w}) is not divisible by expert_tensor_model_pipeline_parallel size ({size})",
         f"ETP x EP x PP = {etp} x {ep} x {pp} = {size} does not divide W = {w}.", AFTER_GPUS,
         ("etp", "ep", "pp", "gpus_per_node", "nodes"))
@@ -113,8 +112,8 @@ def layers_per_stage(v: View) -> Violation | None:
     if (layers + extra) % pp == 0:
         return None
     shown = f"{layers} + {extra}" if extra else f"{layers}"
-    return Violation("PAR009", "Number of layers should be divisible by the "
-                               "pipeline-model-parallel size",
+    return Violation("Number of layers should be divisible by the "
+                     "pipeline-model-parallel size",
                      f"{shown} layers do not split over PP = {pp}.", PARSING, ("pp",))
 
 
@@ -146,8 +145,8 @@ def heads_per_tp(v: View) -> Violation | None:
     heads = v.model("heads")
     if heads is None or heads % tp == 0:
         return None
-    return Violation("PAR010", f"num_attention_heads ({heads}) must be a multiple of "
-                               f"tensor_model_parallel_size ({tp}).",
+    return Violation(f"num_attention_heads ({heads}) must be a multiple of "
+                     f"tensor_model_parallel_size ({tp}).",
                      f"H = {heads}, TP = {tp}.", MODEL_BUILD, ("tp",))
 
 
@@ -179,8 +178,8 @@ def query_groups_per_tp(v: View) -> Violation | None:
     groups = v.model("query_groups")
     if groups is None or groups % tp == 0 or tp % groups == 0:
         return None
-    return Violation("PAR011", f"num_query_groups ({groups}) must be a multiple or divisor of "
-                               f"tensor_model_parallel_size ({tp}).",
+    return Violation(f"num_query_groups ({groups}) must be a multiple or divisor of "
+                     f"tensor_model_parallel_size ({tp}).",
                      f"K = {groups}, TP = {tp}.", MODEL_BUILD, ("tp",))
 
 
@@ -211,8 +210,8 @@ def experts_per_ep(v: View) -> Violation | None:
     experts = v.model("experts")
     if experts is None or experts % ep == 0:
         return None
-    return Violation("PAR012", "Number of experts should be a multiple of expert model "
-                               "parallel_size.",
+    return Violation("Number of experts should be a multiple of expert model "
+                     "parallel_size.",
                      f"E = {experts}, EP = {ep}.", PARSING, ("ep",))
 
 
@@ -250,8 +249,8 @@ def global_batch(v: View) -> Violation | None:
     dp = v.world // total
     if mbs * dp and gbs % (mbs * dp) == 0:
         return None
-    return Violation("PAR013", f"global batch size ({gbs}) is not divisible by micro batch size "
-                               f"({mbs}) times data parallel size ({dp})",
+    return Violation(f"global batch size ({gbs}) is not divisible by micro batch size "
+                     f"({mbs}) times data parallel size ({dp})",
                      f"GBS = {gbs}, MBS x DP = {mbs} x {dp}.", PARSING, ("gbs", "mbs"),)
 
 
@@ -282,8 +281,8 @@ def cp_seq_length(v: View) -> Violation | None:
     seq = v.number("seq_length")
     if seq is None or seq % (2 * cp) == 0:
         return None
-    return Violation("PAR014", "seq-length should be a multiple of 2 * context-parallel-size "
-                               "if context-parallel-size > 1.",
+    return Violation("seq-length should be a multiple of 2 * context-parallel-size "
+                     "if context-parallel-size > 1.",
                      f"seq_length = {seq}, 2 x CP = {2 * cp}.", PARSING, ("seq_length", "cp"))
 
 
@@ -325,7 +324,7 @@ def interleaved_needs_pp(v: View) -> Violation | None:
                    "disabled, pipeline-model-parallel size should be greater than 2 to avoid "
                    "having multiple p2p sends and recvs between same 2 ranks per communication "
                    "batch")
-    return Violation("PAR015", message, f"PP = {pp} with a virtual pipeline.", PARSING, ("pp",))
+    return Violation(message, f"PP = {pp} with a virtual pipeline.", PARSING, ("pp",))
 
 
 @check("PAR016", "ep-tp-needs-sp", Severity.WARNING,
@@ -351,7 +350,7 @@ def ep_tp_needs_sp(v: View) -> Violation | None:
     """
     if v.fsdp or v.get("ep") <= 1 or v.get("tp") <= 1 or v.flag("sequence_parallel"):
         return None
-    return Violation("PAR016", "When using expert parallelism and tensor parallelism for "
-                               "training, sequence parallelism must be used",
+    return Violation("When using expert parallelism and tensor parallelism for "
+                     "training, sequence parallelism must be used",
                      f"EP = {v.get('ep')}, TP = {v.get('tp')} without --sequence-parallel.",
                      MODEL_BUILD, ("sequence_parallel", "ep", "tp"))

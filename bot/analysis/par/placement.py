@@ -50,7 +50,7 @@ def placement_exceeds_runner(v: View) -> Violation | None:
     if need <= g:
         return None
     return Violation(
-        "PAR003", f"This launch needs {need} GPUs ({how}) but its runner has {g}: "
+        f"This launch needs {need} GPUs ({how}) but its runner has {g}: "
                   "the job waits for its placement group forever.",
         f"{need} GPUs requested, {g} available.", NEVER_STARTS,
         ("gpus_per_node", "nodes", "rollout_gpus"))
@@ -85,13 +85,13 @@ def rollout_engine_split(v: View) -> Violation | None:
     if g >= 1 and r >= g and r % g == 0:
         return None
     if g < 1:  # the server group divides by it when the engines start
-        return Violation("PAR004", f"{g} GPUs per engine: no rollout engine starts.",
+        return Violation(f"{g} GPUs per engine: no rollout engine starts.",
                          f"g = {g} < 1.", AFTER_GPUS, ("engine_gpus",))
     if r < g:
-        return Violation("PAR004", f"{r} rollout GPUs cannot hold one engine of {g} GPUs: "
-                                   "no rollout engine starts.",
+        return Violation(f"{r} rollout GPUs cannot hold one engine of {g} GPUs: "
+                         "no rollout engine starts.",
                          f"R = {r} < g = {g}.", AFTER_GPUS, ("engine_gpus", "gpus_per_node"))
-    return Violation("PAR004", f"{r} rollout GPUs do not split into engines of {g} GPUs: "
-                               f"{r % g} GPUs stay idle.",
+    return Violation(f"{r} rollout GPUs do not split into engines of {g} GPUs: "
+                     f"{r % g} GPUs stay idle.",
                      f"R = {r} is not a multiple of g = {g}.", IDLE,
                      ("engine_gpus", "gpus_per_node"), Severity.WARNING)

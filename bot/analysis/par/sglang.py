@@ -3,6 +3,8 @@ the attention heads and experts over their ranks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.analysis.findings import Severity
 from bot.analysis.par.view import ENGINE_START, PARSING, View, Violation, check
 
@@ -17,9 +19,28 @@ def sglang_ep_vs_tp(v: View) -> Violation | None:
     server its `--tp`/`--tp-size` against its `--ep`/`--ep-size` (or `tp_size`/`ep_size`).
     An error when the EP size is larger than the TP size, a warning otherwise.
 
+    The EP size is the one SGLang runs with: an all-to-all MoE backend that spans the experts
+    over the TP group (`--moe-a2a-backend` `deepep`, `megamoe`, `mooncake`, `nixl`,
+    `ascend_fuseep`, `flashinfer`, `mori` or `pplx`, and `--enable-waterfill`, which turns
+    the backend to `deepep`) sets it to the TP size (`_a2a_ep_size` in SGLang's
+    `python/sglang/srt/arg_groups/overrides.py`), so the EP size asked for does not matter.
+
     ## Why is this bad?
-    For block-quantized models SGLang stops with `tp_size T must be divisible by ep_size E`
-    when the engines start, after the GPUs are taken.
+    For block-quantized models (a `quantization_config` with a `weight_block_size`),
+    SGLang's `check_quantized_moe_compatibility`
+    (`python/sglang/srt/model_executor/model_runner_components/moe_ep_setup.py`) stops the
+    engines when they start, after the GPUs are taken:
+
+    ```python
+    if tp_size % moe_ep_size != 0:
+        raise ValueError(
+            f"tp_size {tp_size} must be divisible by ep_size {moe_ep_size}"
+        )
+    ```
+
+    Other models pass that check, so an EP size that divides the TP size unevenly is a
+    warning. An EP size above the TP size leaves no MoE tensor parallel rank
+    (`moe_tp_size = tp_size // moe_ep_size` is 0) for any model: an error.
 
     ## Example
     ```python
@@ -30,14 +51,28 @@ def sglang_ep_vs_tp(v: View) -> Violation | None:
     "--rollout-num-gpus-per-engine 4 --sglang-ep-size 4 "
     ```
     """
-    sep = v.get("sglang_ep")
     stp = v.sglang_tp()
-    if sep <= 1 or stp is None or (stp and stp % sep == 0):
+    sep = v.get("sglang_ep")
+    found = None if stp is None else ep_vs_tp(stp, sep, v.a2a_spans_experts)
+    if found is None:
         return None
-    return Violation("PAR005", f"tp_size {stp} must be divisible by ep_size {sep}",
-                     f"SGLang TP = {stp}, SGLang EP = {sep}.", ENGINE_START,
-                     ("sglang_ep", "engine_gpus"),
-                     Severity.ERROR if sep > stp else Severity.WARNING)
+    message, severity = found
+    return Violation(message, f"SGLang TP = {stp}, SGLang EP = {sep}.", ENGINE_START,
+                     ("sglang_ep", "engine_gpus"), severity)
+
+
+def ep_vs_tp(tp: int, ep: int, spans: Callable[[], bool]) -> tuple[str, Severity] | None:
+    """PAR005 on an SGLang engine or server of TP ``tp`` asked for EP ``ep``: its message and
+    severity, or None when it holds. ``spans`` says whether its all-to-all backend sets the
+    EP to the TP (read only when the sizes do not fit, as it may not be known)."""
+    if ep <= 1 or (tp >= 1 and tp % ep == 0) or spans():
+        return None
+    if ep > tp:
+        return (f"tp_size {tp} must be divisible by ep_size {ep}: with more expert than "
+                f"tensor parallel ranks SGLang has no MoE tensor parallel rank "
+                f"({tp} // {ep} = 0).", Severity.ERROR)
+    return (f"tp_size {tp} must be divisible by ep_size {ep}: SGLang stops with this when it "
+            "loads a block-quantized model (`weight_block_size`).", Severity.WARNING)
 
 
 @check("PAR006", "sglang-dp-needs-dp-attention", Severity.ERROR,
@@ -64,8 +99,8 @@ def sglang_dp_needs_dp_attention(v: View) -> Violation | None:
     sdp = v.get("sglang_dp")
     if sdp <= 1 or v.flag("dp_attention"):
         return None
-    return Violation("PAR006", f"`--sglang-dp-size {sdp}` needs `--sglang-enable-dp-attention`: "
-                               "argument parsing fails with a bare AssertionError.",
+    return Violation(f"`--sglang-dp-size {sdp}` needs `--sglang-enable-dp-attention`: "
+                     "argument parsing fails with a bare AssertionError.",
                      f"SGLang DP = {sdp} without DP attention.", PARSING,
                      ("dp_attention", "sglang_dp"))
 
@@ -108,8 +143,8 @@ def sglang_heads_per_tp(v: View) -> Violation | None:
     groups_ok = groups % a == 0 if groups >= a else a % groups == 0
     if heads_ok and groups_ok:
         return None
-    return Violation("PAR017", f"SGLang's attention TP {a} does not split {heads} heads and "
-                               f"{groups} KV heads: the model fails a bare assertion.",
+    return Violation(f"SGLang's attention TP {a} does not split {heads} heads and "
+                     f"{groups} KV heads: the model fails a bare assertion.",
                      f"attention TP = {stp} / {sdp} = {a}, H = {heads}, K = {groups}.",
                      ENGINE_START, ("engine_gpus", "sglang_dp", "dp_attention"))
 
@@ -135,12 +170,12 @@ def sglang_experts_per_ep(v: View) -> Violation | None:
     "--sglang-ep-size 4 "
     ```
     """
-    sep = v.get("sglang_ep")
-    if sep <= 1:
-        return None
     experts = v.model("experts")
-    if experts is None or experts % sep == 0:
+    if experts is None:
         return None
-    return Violation("PAR018", f"SGLang EP {sep} does not split {experts} experts: "
-                               "the engines fail a bare assertion.",
+    sep = v.sglang_ep()
+    if sep <= 1 or experts % sep == 0:
+        return None
+    return Violation(f"SGLang EP {sep} does not split {experts} experts: "
+                     "the engines fail a bare assertion.",
                      f"E = {experts}, SGLang EP = {sep}.", ENGINE_START, ("sglang_ep",))

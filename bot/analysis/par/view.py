@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.analysis.findings import Severity, rule
 from bot.analysis.flags import Opaque, Setting
@@ -24,7 +24,15 @@ IDLE = "The job runs, but not as written."
 DEFAULTED = frozenset({
     "nodes", "gpus_per_node", "tp", "pp", "cp", "ep", "etp", "vpp", "vpp_layers", "colocate",
     "engine_gpus", "sglang_pp", "sglang_dp", "sglang_ep", "dp_attention", "backend",
-    "dp_replicate", "sequence_parallel", "overlap_p2p", "rollout_gpus",
+    "dp_replicate", "sequence_parallel", "overlap_p2p", "rollout_gpus", "sglang_a2a",
+    "sglang_waterfill",
+})
+# SGLang's all-to-all MoE backends that make expert parallelism span the TP group: with one,
+# SGLang sets its expert parallel size to its TP size, whatever was asked
+# (`python/sglang/srt/arg_groups/overrides.py`: `_A2A_EP_SPANNING_BACKENDS`, `_a2a_ep_size`);
+# Waterfill turns the backend to `deepep` when it is none of `deepep`, `megamoe`.
+A2A_EP_SPANNING = frozenset({
+    "megamoe", "deepep", "mooncake", "nixl", "ascend_fuseep", "flashinfer", "mori", "pplx",
 })
 
 
@@ -133,6 +141,18 @@ class View:
             return g // spp if spp and g % spp == 0 else None
         return g
 
+    def sglang_ep(self) -> int:
+        """SGLang's expert parallel size as it runs: the TP size with an all-to-all backend
+        that spans the experts over it (:data:`A2A_EP_SPANNING`, or Waterfill)."""
+        sep = self.get("sglang_ep")
+        if sep <= 1:
+            return sep  # (nothing to adjust: the backend is not read)
+        return (self.sglang_tp() or sep) if self.a2a_spans_experts() else sep
+
+    def a2a_spans_experts(self) -> bool:
+        """Whether SGLang's all-to-all MoE backend sets its EP size to its TP size."""
+        return self.raw("sglang_a2a") in A2A_EP_SPANNING or self.flag("sglang_waterfill")
+
     def model(self, symbol: str) -> int | None:
         if symbol == "query_groups":
             return self.number("query_groups") or self.model("heads")
@@ -141,24 +161,43 @@ class View:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    rule: str
+    """What a check reports; ``rule`` is the id of the check's declaration (filled in by
+    :func:`check`: a rule function never writes its own id)."""
+
     message: str
     reason: str
     when: str
     symbols: tuple[str, ...]  # what a fix may change, most direct first
     severity: Severity | None = None
+    rule: str = ""
 
 
-Check = Callable[[View], Violation | None]
+RuleFn = Callable[[View], Violation | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """A declared PAR rule: its id and the function that checks it on a launch."""
+
+    id: str
+    fn: RuleFn
+
+    def __call__(self, view: View) -> Violation | None:
+        found = self.fn(view)
+        return None if found is None else replace(found, rule=self.id)
+
+
 CHECKS: dict[str, Check] = {}
 
 
-def check(id: str, slug: str, severity: Severity, summary: str) -> Callable[[Check], Check]:
-    """Declare a PAR rule on the function that checks it (see :func:`findings.rule`)."""
+def check(id: str, slug: str, severity: Severity, summary: str) -> Callable[[RuleFn], Check]:
+    """Declare a PAR rule on the function that checks it (see :func:`findings.rule`); the
+    declaration is what the rule's findings name it by, on every view (``.id``)."""
     declare = rule(id, slug, severity, summary)
 
-    def register(fn: Check) -> Check:
-        CHECKS[id] = declare(fn)
-        return fn
+    def register(fn: RuleFn) -> Check:
+        declared = Check(id, declare(fn))
+        CHECKS[id] = declared
+        return declared
 
     return register

@@ -1,0 +1,1 @@
+register_rocm_ci(1600, "stage-c-big")
