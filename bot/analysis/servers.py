@@ -699,8 +699,12 @@ def _settings_object(server: Server, node: ast.Call, args: ast.expr | None,
     tp = next((kw.value for kw in node.keywords if kw.arg == "tp_size"), None)
     if tp is None and len(node.args) > 1:
         tp = node.args[1]
-    if tp is not None and "--tp" not in words and \
-            not any(isinstance(w, Unresolved) for w in words):
+    unknown = next((w for w in words if isinstance(w, Unresolved)), None)
+    if tp is not None and "--tp" not in words and unknown is not None:
+        # SGLang adds `--tp` only when the arguments hold none: an argument not known may
+        if reader.value(tp) != 1:
+            words += [_at_line("--tp", tp.lineno), unknown]
+    elif tp is not None and "--tp" not in words:
         size = reader.value(tp)
         if isinstance(size, int) and not isinstance(size, bool):
             if size > 1:

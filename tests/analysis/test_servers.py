@@ -488,3 +488,20 @@ def test_sglang_launch_helpers_are_server_launches() -> None:
     ]
     assert par_server.check(found[2], "t", 4).findings[0].rule == "PAR003"  # TP 8 on 4 GPUs
     assert [par_server.check(s, "t", 8).state for s in found[-2:]] == ["partial", "unchecked"]
+
+
+def test_settings_whose_arguments_hold_a_word_not_known_leave_tp_not_known() -> None:
+    """SGLang adds `--tp tp_size` only when `extra_args` holds no `--tp`; with a word the reader
+    cannot know among them (an imported port, say) the TP is not known: never the default 1,
+    which made a false PAR020 (DP 4 over TP 1) on five SGLang tests that ask for TP 4."""
+    found = servers.find(_module("""
+        MODELS = [
+            ModelLaunchSettings(M, tp_size=4, extra_args=["--nccl-port", PORT, "--dp", "4",
+                                                           "--enable-dp-attention"]),
+            ModelLaunchSettings(M, tp_size=4, extra_args=["--dp", "4", "--enable-dp-attention"]),
+        ]
+    """), "rocm", frozenset(defaults().launch.servers), frozenset())
+    unsure, known = (par_server.check(s, "t", 4) for s in found)
+    assert [f.rule for f in unsure.findings if f.severity == Severity.ERROR] == []
+    assert unsure.state != "checked"
+    assert known.findings == [] and known.state == "checked"
