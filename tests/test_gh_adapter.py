@@ -153,9 +153,8 @@ def test_a_write_made_before_its_5xx_is_not_sent_again(sim: Simulator, seeded: S
     assert [c.body for c in sim.state.comments_on(repo, pull.number)] == ["hello"]  # once
 
 
-def test_cancelling_a_run_that_already_completed_is_not_an_error(sim: Simulator, seeded: Seeded) -> None:
-    """Found by bench/chaos.py: a push cancels the previous head's run; when that run had just
-    completed (its webhook not yet processed), GitHub's 409 failed the delivery on every retry."""
+def _dispatched(sim: Simulator, seeded: Seeded) -> tuple[PyGithubPort, int]:
+    """The port, and the run of a dispatch of the targeted workflow it made."""
     port, repo, _ = seeded
     workflow = (Path(__file__).parents[1] / "config" / "workflows" / "rocm-targeted.yml").read_text()
     sim.state.add_workflow(repo, ".github/workflows/rocm-targeted.yml", workflow)
@@ -163,6 +162,13 @@ def test_cancelling_a_run_that_already_completed_is_not_an_error(sim: Simulator,
               "head_sha": "a" * 40, "dispatch_id": "0123456789abcdef"}
     run_id = port.dispatch_workflow("octo/miles", ".github/workflows/rocm-targeted.yml", "main", inputs)
     assert run_id is not None
+    return port, run_id
+
+
+def test_cancelling_a_run_that_already_completed_is_not_an_error(sim: Simulator, seeded: Seeded) -> None:
+    """Found by bench/chaos.py: a push cancels the previous head's run; when that run had just
+    completed (its webhook not yet processed), GitHub's 409 failed the delivery on every retry."""
+    port, run_id = _dispatched(sim, seeded)
     sim.state.set_run_status(run_id, "completed", "success")
     assert port.cancel_run("octo/miles", run_id) is False  # it had completed: nothing stopped
     assert [c.status for c in sim.state.find_calls("POST", "/repos/*/actions/runs/*/cancel")] == [409]
@@ -289,13 +295,7 @@ def test_what_is_out_of_reach_for_good(status: int, request_line: str, expected:
 
 
 def test_one_run_is_read_by_its_id(sim: Simulator, seeded: Seeded) -> None:
-    port, repo, _ = seeded
-    workflow = (Path(__file__).parents[1] / "config" / "workflows" / "rocm-targeted.yml").read_text()
-    sim.state.add_workflow(repo, ".github/workflows/rocm-targeted.yml", workflow)
-    inputs = {"tests": "tests/test_a.py", "suite": "stage-c-4-gpu-mi350", "pr_number": "1",
-              "head_sha": "a" * 40, "dispatch_id": "0123456789abcdef"}
-    run_id = port.dispatch_workflow("octo/miles", ".github/workflows/rocm-targeted.yml", "main", inputs)
-    assert run_id is not None
+    port, run_id = _dispatched(sim, seeded)
     sim.state.set_run_status(run_id, "completed", "failure")
     found = port.workflow_run("octo/miles", run_id)
     assert found is not None
