@@ -257,3 +257,51 @@ def test_a_shell_script_the_test_runs_is_read(tmp_path: Path) -> None:
     (found,) = _rules(broken)
     assert found.rule == "PAR019" and "does not parse" in found.message
     assert _launch(broken) == "unchecked"
+
+
+SPAWN = "import torch.multiprocessing as mp\n" + MARK + "def work(rank):\n    pass\n"
+
+
+def test_the_forms_of_an_mp_spawn_rank_count(tmp_path: Path) -> None:
+    """`nprocs` by position, missing (one rank), through `**kwargs` (not known), or of a type
+    that is no count (PAR019 naming it): never a guessed count."""
+    cases = {
+        "def test_a():\n    mp.spawn(work, (), 16)\n": ("checked", ["PAR003"]),
+        "def test_a():\n    mp.spawn(work)\n": ("checked", []),
+        "def test_a():\n    mp.spawn(work, **options())\n": ("unchecked", ["PAR019"]),
+        "def test_a():\n    mp.spawn(work, nprocs='4')\n": ("unchecked", ["PAR019"]),
+        "def test_a():\n    mp.spawn(work, nprocs=[4])\n": ("unchecked", ["PAR019"]),
+        "def test_a():\n    mp.spawn(work, nprocs=(4,))\n": ("unchecked", ["PAR019"]),
+        "def test_a():\n    mp.spawn(work, nprocs=None)\n": ("unchecked", ["PAR019"]),
+        "def test_a():\n    mp.spawn(work, nprocs=object())\n": ("unchecked", ["PAR019"]),
+    }
+    for n, (body, (state, rules)) in enumerate(cases.items()):
+        report = _audit(tmp_path / str(n), SPAWN + body)
+        assert (_launch(report), [f.rule for f in _rules(report)]) == (state, rules), body
+
+
+def test_the_forms_of_a_torchrun_command_line(tmp_path: Path) -> None:
+    """`-mtorch.distributed.run` in one word, one rank per GPU (`gpu`), a count given as a word
+    not known, an option without its value, and the program after other options."""
+    head = "import subprocess\nimport sys\nimport os\n" + MARK + "def test_a():\n"
+    cases = {
+        "    subprocess.run([sys.executable, '-mtorch.distributed.run', '--nproc-per-node', '16',"
+        " 'w.py'])\n": ("checked", ["PAR003"]),
+        "    subprocess.run(['torchrun', '--nproc-per-node=gpu', 'w.py'])\n": ("checked", []),
+        "    subprocess.run(['torchrun', '--nproc-per-node', os.environ['N'], 'w.py'])\n":
+            ("unchecked", ["PAR019"]),
+        "    subprocess.run(['torchrun', '--nproc-per-node', 'many', 'w.py'])\n": ("unchecked", ["PAR019"]),
+        "    subprocess.run(['torchrun', '--standalone', '--rdzv-backend', 'c10d', '--nproc-per-node'])\n":
+            ("unchecked", ["PAR019"]),
+    }
+    for n, (body, (state, rules)) in enumerate(cases.items()):
+        report = _audit(tmp_path / str(n), head + body)
+        assert (_launch(report), [f.rule for f in _rules(report)]) == (state, rules), body
+
+
+def test_a_shell_script_that_does_not_parse_is_not_checked(tmp_path: Path) -> None:
+    report = _audit(tmp_path, "import subprocess\n" + MARK + (
+        "def test_a():\n    subprocess.run(['bash', 'tests/run.sh'])\n"),
+        {"tests/run.sh": "torchrun --nproc-per-node 2 'w.py\n"})
+    assert _launch(report) == "unchecked"
+    assert [f.rule for f in _rules(report)] == ["PAR019"]
