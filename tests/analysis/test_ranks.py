@@ -299,9 +299,8 @@ def test_the_forms_of_a_torchrun_command_line(tmp_path: Path) -> None:
         assert (_launch(report), [f.rule for f in _rules(report)]) == (state, rules), body
 
 
-def test_a_shell_script_that_does_not_parse_is_not_checked(tmp_path: Path) -> None:
-    report = _audit(tmp_path, "import subprocess\n" + MARK + (
-        "def test_a():\n    subprocess.run(['bash', 'tests/run.sh'])\n"),
-        {"tests/run.sh": "torchrun --nproc-per-node 2 'w.py\n"})
-    assert _launch(report) == "unchecked"
-    assert [f.rule for f in _rules(report)] == ["PAR019"]
+def test_a_tool_flag_given_with_an_equals_sign_or_not_a_number(tmp_path: Path) -> None:
+    over = _tool(tmp_path / "a", TOOL_ARGPARSE, "python -m miles.tools.bench --tensor-parallel=8 --pp=2")
+    assert [f.rule for f in _rules(over)] == ["PAR003"]
+    word = _tool(tmp_path / "b", TOOL_ARGPARSE, "python -m miles.tools.bench --tensor-parallel two")
+    assert [f.rule for f in _rules(word)] == ["PAR019"] and _launch(word) == "unchecked"
