@@ -224,6 +224,21 @@ CASES: list[tuple[str, object]] = [
     ("d = {}\nRESULT = d.setdefault(X)", UNKNOWN),
     ("d = {}\nRESULT = d.pop('a', 5)", 5),
     ("d = {}\nRESULT = d.pop('a')", UNKNOWN),
+    ("d = {'a': 1, 'b': 2}\nd.pop(X)\nRESULT = d.get('b')", UNKNOWN),  # it may have removed it
+    ("d = {'a': 1}\nd.clear()\nd['b'] = 2\nRESULT = sorted(d.keys())", ["b"]),
+    ("d = {'a': 1}\nd.popitem()\nRESULT = d.get('a')", UNKNOWN),
+    ("d = {'a': 1}\nd.clear(X)\nRESULT = d.get('a')", UNKNOWN),
+    ("a = [1, 2]\na.remove(X)\nRESULT = a", UNKNOWN),
+    ("a = [1, 2]\na.remove(1)\nRESULT = a", [2]),
+    ("a = [X, 2]\na.remove(2)\nRESULT = a", UNKNOWN),  # X may be the 2 removed
+    ("a = [1, 2]\na.remove(2, key=X)\nRESULT = a", UNKNOWN),
+    ("a = [1]\na.extend(X)\nRESULT = a.index(5)", UNKNOWN),
+    ("RESULT = ' '.join(['a', X])", UNKNOWN),
+    ("RESULT = '{} {}'.format('a', X)", UNKNOWN),
+    ("RESULT = ' a '.strip() + 'b '.rstrip()", "ab"),
+    ("a = [1, 2]\ndel a[0]\nRESULT = a", [2]),
+    ("a = [3, 1]\na.sort()\nRESULT = len(a)", UNKNOWN),
+    ("a = [1, 2]\na[0:1] = [5, 6]\nRESULT = a", [5, 6, 2]),
     ("a = [1]\na.append(2)\na.extend([3])\na.insert(0, 0)\nRESULT = a + [a.pop(), a.index(1)] + a.copy()", [0, 1, 2, 3, 1, 0, 1, 2]),
     ("a = [1]\na.extend(X)\nRESULT = len(a)", UNKNOWN),  # X may hold any number of items
     ("a = [1]\na.extend([2, 3])\nRESULT = len(a)", 3),
