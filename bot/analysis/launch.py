@@ -178,6 +178,8 @@ class _Cache:
 
     def __init__(self) -> None:
         self.interpreters: dict[str, Interpreter] = {}
+        # the server launchers' calls, reported rather than followed (see _evaluated_servers)
+        self.server_interpreters: dict[str, Interpreter] = {}
         self.runs: dict[tuple[str, str], _Run] = {}
         self.last: _Eval | None = None  # the latest evaluation, for the file's other markers
         # model script flags: per interpreter and script, the text they came from and the
@@ -187,9 +189,10 @@ class _Cache:
 
     def release(self) -> None:
         """Empty the interpreters (see :meth:`Interpreter.release`)."""
-        for interp in self.interpreters.values():
+        for interp in [*self.interpreters.values(), *self.server_interpreters.values()]:
             interp.release()
         self.interpreters.clear()
+        self.server_interpreters.clear()
         self.runs.clear()
         self.last = None
         self.models.clear()
@@ -236,9 +239,12 @@ def _may_launch(snapshot: Snapshot, path: str) -> bool:
     return False
 
 
-def _interpreter(snapshot: Snapshot, backend: str) -> Interpreter:
+def _interpreter(snapshot: Snapshot, backend: str, servers: bool = False) -> Interpreter:
+    """The platform's interpreter; ``servers``: the one that reports the calls of the SGLang
+    server launchers (``launch.servers``) instead of the launch functions."""
     cache = _cache(snapshot)
-    if backend not in cache.interpreters:
+    kept = cache.server_interpreters if servers else cache.interpreters
+    if backend not in kept:
         settings = snapshot.config.launch
         environment = ci_environment(snapshot)
 
@@ -248,14 +254,15 @@ def _interpreter(snapshot: Snapshot, backend: str) -> Interpreter:
             module = sources.module(path)
             return module if isinstance(module, Module) else None
 
-        cache.interpreters[backend] = Interpreter(
+        kept[backend] = Interpreter(
             load, sources.exists, snapshot.config.python_roots,
             environment.values.get(backend, {}),
-            frozenset(settings.sinks), frozenset(settings.quiet_calls),
+            frozenset(settings.servers if servers else settings.sinks),
+            frozenset(settings.quiet_calls),
             Limits(settings.max_steps, settings.max_depth), environment.differing,
             environment.closed.get(backend, False),
         )
-    return cache.interpreters[backend]
+    return kept[backend]
 
 
 def _command(call: ExternalCall) -> Text:
@@ -564,19 +571,63 @@ def _with_servers(snapshot: Snapshot, marker: Marker, outcome: LaunchOutcome) ->
     known = snapshot.derived(_SERVERS)
     key = (marker.path, marker.backend)
     found = known.get(key)
+    gpus = suite_gpus(snapshot, marker.suite, marker.backend)
     if found is None:
         found = servers.find(module, marker.backend, frozenset(settings.servers),
                              frozenset(settings.server_keywords))
+        found = _followed(snapshot, marker, found, gpus)
         known[key] = found
     if not found:
         return outcome
-    gpus = suite_gpus(snapshot, marker.suite, marker.backend)
     checked = [par.server.check(server, marker.path, gpus) for server in found]
     states: list[LaunchState] = [c.state for c in checked]  # type: ignore[misc]
     signature = (*(outcome.signature or ()), *(c.signature for c in checked))
     return replace(outcome, signature=signature,
                    findings=[*outcome.findings, *(f for c in checked for f in c.findings)],
                    states=(*outcome.states, *states), no_launch=False, servers=tuple(found))
+
+
+_RANK = {"unchecked": 0, "partial": 1, "checked": 2}
+
+
+def _followed(snapshot: Snapshot, marker: Marker, found: list[servers.Server],
+              gpus: int | None) -> list[servers.Server]:
+    """The server launches, each one the syntax leaves not fully known replaced by what
+    the evaluator makes of its call (one server per way it is reached: a loop over model
+    configurations gives each its own), when that is known further in every one of them.
+
+    The test file is run with its test functions and test case classes (see
+    :meth:`Interpreter.run`); a run that ran out of steps or failed keeps the syntax's
+    answer, as does a launch the run never reached and a file whose tests change what
+    another may read (what each launch is given may then depend on their order)."""
+    launchers = frozenset(snapshot.config.launch.servers)
+    doubtful = [s for s in found if s.form in launchers and
+                par.server.check(s, marker.path, gpus).state != "checked"]
+    if not doubtful:
+        return found
+    interp = _interpreter(snapshot, marker.backend, servers=True)
+    calls: list[ExternalCall] = []
+    result = interp.run(marker.path, calls.append,
+                        cases=lambda decorator: servers.skip(decorator, marker.backend))
+    interp.release_run()
+    if result.exhausted or result.error or result.order:
+        return found
+    reached: dict[int, list[servers.Server]] = {}
+    for call in calls:
+        if call.path == marker.path and call.named_sink and call.tail in launchers:
+            reached.setdefault(call.line, []).append(servers.from_call(call, marker.path))
+    out: list[servers.Server] = []
+    for server in found:
+        followed = reached.get(server.line) if server in doubtful else None
+        if followed:
+            before = _RANK[par.server.check(server, marker.path, gpus).state]
+            worst = min(_RANK[par.server.check(f, marker.path, gpus).state] for f in followed)
+            if worst > before:
+                unique = {par.server.check(f, marker.path, gpus).signature: f for f in followed}
+                out.extend(replace(f, guard=server.guard or f.guard) for f in unique.values())
+                continue
+        out.append(server)
+    return out
 
 
 def _key(parsed: Parsed, guards: tuple[str, ...]) -> object:

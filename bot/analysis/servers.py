@@ -34,7 +34,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from bot.analysis.evaluate import ExternalCall
+from bot.analysis.evaluate.core import Many
 from bot.analysis.source import Module
+from bot.analysis.values import (
+    Choice,
+    Chunk,
+    Const,
+    ListV,
+    Text,
+    TupleV,
+    Unknown,
+    Value,
+    origin_of,
+    python,
+)
 
 # SGLang's spellings (python/sglang/srt/server_args.py: field names as flags, their aliases,
 # and the prefixes argparse accepts that its tests use, `--tp` and `--dp`) -> symbol
@@ -63,10 +77,15 @@ _IN_CI: dict[str, str | None] = {"is_in_ci": None, "is_in_amd_ci": "rocm", "is_h
 
 @dataclass(frozen=True, slots=True)
 class Unresolved:
-    """A value the test's syntax does not decide."""
+    """A value the test's syntax does not decide; ``many``: in a command line, words not
+    known that may be any number of them (a list, a string split), never a flag's value."""
 
     text: str
     line: int
+    many: bool = field(default=False, compare=False)
+
+    def words(self) -> Unresolved:
+        return Unresolved(self.text, self.line, True)
 
 
 Scalar = int | bool | str | Unresolved
@@ -112,14 +131,18 @@ class _Scopes:
     def module(self) -> dict[str, ast.expr | None]:
         return _bindings(self.tree.body)
 
-    def module_changes(self, name: str, exempt: frozenset[str]) -> list[ast.AST]:
-        """The changes of a module-level name: anywhere in the module but in the functions
-        where the name is a local of their own."""
+    def all_changes(self, exempt: frozenset[str]) -> dict[str, list[ast.AST]]:
+        """:func:`_changes` over the whole module."""
         found = self._module_changes.get(exempt)
         if found is None:
             found = _changes(self.tree, exempt)
             self._module_changes[exempt] = found
-        changes = found.get(name, [])
+        return found
+
+    def module_changes(self, name: str, exempt: frozenset[str]) -> list[ast.AST]:
+        """The changes of a module-level name: anywhere in the module but in the functions
+        where the name is a local of their own."""
+        changes = self.all_changes(exempt).get(name, [])
         if not changes:
             return []
         local: set[int] = set()
@@ -446,7 +469,7 @@ class _Replay:
     def _apply_one(self, stmt: ast.stmt, value: object) -> object:
         if isinstance(value, Unresolved):
             # words not known, then the words added after them (a later flag still wins)
-            value = [value]
+            value = [value.words()]
             grown = self._apply_one(stmt, value)
             if not isinstance(grown, list) or grown[:1] != value or \
                     (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and
@@ -567,7 +590,8 @@ class _Reader:
             for item in expr.elts:
                 if isinstance(item, ast.Starred):
                     inner = self.value(item.value)
-                    items.extend(inner if isinstance(inner, list) else [self.unresolved(item)])
+                    items.extend(inner if isinstance(inner, list) else
+                                 [self.unresolved(item).words()])
                 else:
                     items.append(self.value(item))
             return items
@@ -609,8 +633,8 @@ class _Reader:
             if bound is None or cls is None:
                 return self.unresolved(expr)
             # an attribute is set in one method and used in another: a change of it anywhere
-            # in the class may come first
-            changed = _changes(cls, self.exempt).get("self." + expr.attr)
+            # may come first (a subclass's test changes what its base holds, say)
+            changed = self.scopes.all_changes(self.exempt).get("self." + expr.attr)
             if changed:
                 return self._changed(changed[0])
             return self.value(bound)
@@ -661,7 +685,7 @@ class _Reader:
 def _words(value: object, expr: ast.expr, reader: _Reader) -> list[str | Unresolved]:
     """A command line's words: list items, or a string split as a shell would."""
     if isinstance(value, Unresolved):
-        return [value]
+        return [value.words()]
     if isinstance(value, str):
         return list(value.split())
     if isinstance(value, list):
@@ -699,19 +723,31 @@ def _settings_object(server: Server, node: ast.Call, args: ast.expr | None,
     tp = next((kw.value for kw in node.keywords if kw.arg == "tp_size"), None)
     if tp is None and len(node.args) > 1:
         tp = node.args[1]
-    unknown = next((w for w in words if isinstance(w, Unresolved)), None)
-    if tp is not None and "--tp" not in words and unknown is not None:
-        # SGLang adds `--tp` only when the arguments hold none: an argument not known may
-        if reader.value(tp) != 1:
-            words += [_at_line("--tp", tp.lineno), unknown]
-    elif tp is not None and "--tp" not in words:
+    if tp is not None:
         size = reader.value(tp)
-        if isinstance(size, int) and not isinstance(size, bool):
-            if size > 1:
-                words += [_at_line("--tp", tp.lineno), _at_line(str(size), tp.lineno)]
-        else:
-            words += [_at_line("--tp", tp.lineno), reader.unresolved(tp)]
+        words = _with_tp(words, size if _known_size(size) else reader.unresolved(tp), tp.lineno)
     _apply_flags(server, words, line)
+
+
+def _known_size(size: object) -> bool:
+    return isinstance(size, int) and not isinstance(size, bool)
+
+
+def _with_tp(words: list[str | Unresolved], size: object, line: int) -> list[str | Unresolved]:
+    """``ModelLaunchSettings``' arguments with its ``tp_size`` (``size``: a number, or an
+    Unresolved) added as SGLang adds it: only when they hold no ``--tp``, and only when it is
+    above 1. An argument not known may hold one, so the size is then not known either."""
+    if "--tp" in words:
+        return words
+    unknown = next((w for w in words if isinstance(w, Unresolved)), None)
+    if unknown is not None:
+        return words if size == 1 and _known_size(size) else \
+            [*words, _at_line("--tp", line), unknown]
+    if isinstance(size, Unresolved):
+        return [*words, _at_line("--tp", line), size]
+    if _known_size(size) and isinstance(size, int) and size > 1:
+        return [*words, _at_line("--tp", line), _at_line(str(size), line)]
+    return words
 
 
 def _at_line(text: str, line: int) -> _Str:
@@ -759,7 +795,7 @@ def _apply_flags(server: Server, words: list[str | Unresolved], line: int) -> No
         symbol = SERVER_FLAGS.get(name)
         nxt = words[i] if i < len(words) else None
         if symbol is None:
-            if not eq and isinstance(nxt, Unresolved):
+            if not eq and isinstance(nxt, Unresolved) and not nxt.many:
                 i += 1  # the value of a flag the rules do not read
             continue
         server.lines[symbol] = _line(word, line)
@@ -768,6 +804,9 @@ def _apply_flags(server: Server, words: list[str | Unresolved], line: int) -> No
             continue
         if eq:
             text: str | Unresolved = inline
+        elif isinstance(nxt, Unresolved) and nxt.many:
+            server.settings[symbol] = nxt  # words not known follow: read next as such
+            continue
         elif nxt is not None and not (isinstance(nxt, str) and nxt.startswith("--")):
             text = nxt
             i += 1
@@ -836,7 +875,7 @@ def _truth(expr: ast.expr, backend: str) -> bool | None:
     return None
 
 
-def _skip(decorator: ast.expr, backend: str) -> tuple[bool, str | None]:
+def skip(decorator: ast.expr, backend: str) -> tuple[bool, str | None]:
     """(skipped in CI, or the condition that decides it when not known)."""
     if not isinstance(decorator, ast.Call):
         return _tail(decorator) == "skip", None
@@ -864,7 +903,7 @@ def _guard(scopes: _Scopes, node: ast.expr, backend: str) -> tuple[bool, str | N
     unknown = None
     for scope in scopes.chain(node):
         for decorator in scope.decorator_list:
-            skipped, cond = _skip(decorator, backend)
+            skipped, cond = skip(decorator, backend)
             if skipped:
                 return True, None
             unknown = unknown or cond
@@ -948,3 +987,68 @@ def _server(node: ast.Call, module: Module, scopes: _Scopes, launchers: frozense
         _apply_flags(server, words[names.index(LAUNCH_SERVER):], arg.lineno)
         return server
     return None
+
+
+# ----- from the evaluator ------------------------------------------------------------------------
+
+def from_call(call: ExternalCall, path: str) -> Server:
+    """The server a launcher call reached by the evaluator starts (see
+    :mod:`bot.analysis.evaluate`), from the values it was given there: the same reading of
+    its command line as :func:`find` makes of the syntax, on values the evaluator followed
+    through loops, objects, copies and calls."""
+    server = Server(path, call.line, call.tail)
+    keyword, position = _ARGUMENTS.get(call.tail, ("other_args", 4))
+    args = call.keywords.get(keyword)
+    if args is None and len(call.args) > position:
+        args = call.args[position]
+    if call.partial:
+        server.opaque.append(Unresolved(f"{call.name}(...)", call.line))
+    words = [] if args is None else _value_words(args, path, call.line)
+    if call.tail == "ModelLaunchSettings":
+        size_value = call.keywords.get("tp_size", call.args[1] if len(call.args) > 1 else None)
+        if size_value is not None:
+            size = python(size_value)
+            words = _with_tp(words, size if _known_size(size) else
+                             Unresolved(_value_text(size_value), call.line), call.line)
+    _apply_flags(server, words, call.line)
+    if call.guards:
+        server.guard = call.guards[0]
+    return server
+
+
+def _value_text(value: Value) -> str:
+    if isinstance(value, Unknown):
+        return value.text
+    if isinstance(value, Text):
+        return "".join(p.text if isinstance(p, Chunk) else p.cond if isinstance(p, Choice)
+                       else f"{{{p.text}}}" for p in value.parts)
+    return "an argument"
+
+
+def _value_line(value: Value, path: str, default: int) -> int:
+    origin = origin_of(value)
+    return origin.line if origin is not None and origin.path == path and origin.line else default
+
+
+def _value_words(value: Value, path: str, line: int) -> list[str | Unresolved]:
+    """A command line's words from an evaluated value: a list of words, or a string split
+    as a shell would; anything not known is one Unresolved word."""
+    if isinstance(value, Const) and value.value is None:
+        return []
+    listed = isinstance(value, ListV | TupleV)
+    items = value.items if isinstance(value, ListV | TupleV) else [value]
+    out: list[str | Unresolved] = []
+    for item in items:
+        at = _value_line(item, path, line)
+        plain = item.plain if isinstance(item, Text) else None
+        if plain is not None:
+            out.extend(_at_line(word, at) for word in plain.split())
+        elif isinstance(item, Const) and isinstance(item.value, int) and \
+                not isinstance(item.value, bool):
+            out.append(_at_line(str(item.value), at))
+        else:
+            # one item of a list is one word; anything else (the evaluator's `Many`, a
+            # whole value not known) may be any number of them
+            many = not listed or isinstance(item, Many)
+            out.append(Unresolved(_value_text(item), at, many))
+    return out

@@ -187,6 +187,7 @@ class ClassV(Value):
     bases: tuple[Value, ...]
     dataclass: bool = False
     fields: list[FieldSpec] = field(default_factory=list)
+    decorators: tuple[ast.expr, ...] = ()  # of its ``class`` statement
 
     def mro(self) -> list[ClassV]:
         out: list[ClassV] = [self]

@@ -505,3 +505,33 @@ def test_settings_whose_arguments_hold_a_word_not_known_leave_tp_not_known() -> 
     assert [f.rule for f in unsure.findings if f.severity == Severity.ERROR] == []
     assert unsure.state != "checked"
     assert known.findings == [] and known.state == "checked"
+
+
+def test_words_not_known_after_a_flag_are_not_its_value_alone() -> None:
+    # `*EXTRA` may be `["4", "--tp", "8"]`: the DP size and the TP size are not known
+    for args in ('["--dp", *EXTRA]', '["--dp"] + EXTRA', 'ARGS'):
+        got = _one(f"""
+            ARGS = ["--dp"]
+            ARGS.extend(EXTRA)
+            def test():
+                popen_launch_server(M, U, other_args={args})
+        """)
+        assert isinstance(got.value("dp"), servers.Unresolved), args
+        assert isinstance(got.value("tp"), servers.Unresolved), args
+    # one item of a list is one word: the flag's value, nothing more
+    one = _one('def test(n):\n    popen_launch_server(M, U, other_args=["--dp", n, "--tp", "2"])\n')
+    assert isinstance(one.value("dp"), servers.Unresolved) and one.value("tp") == 2
+
+
+def test_a_class_attribute_changed_by_a_subclass_through_an_alias_is_not_known() -> None:
+    got = _find("""
+        class TestA(CustomTestCase):
+            items = ["--dp", "2"]
+            def test_a(self):
+                popen_launch_server(M, U, other_args=self.items)
+        class TestB(TestA):
+            def test_b(self):
+                extra = self.items
+                extra.extend(["--dp", "4"])
+    """)
+    assert len(got) == 1 and isinstance(got[0].value("dp"), servers.Unresolved)

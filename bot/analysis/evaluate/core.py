@@ -192,6 +192,9 @@ class RunResult:
     error: str | None = None
     steps: int = 0
     stopped: Stop | None = None  # the first raise that ended the run or a test function
+    # what one test changed that another may read, when the order tests run in may
+    # change their launches (see Interpreter.run with cases)
+    order: str | None = None
 
 
 class Many(Unknown):

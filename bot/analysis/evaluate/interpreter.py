@@ -3,6 +3,7 @@ the parts that evaluate statements, expressions and modules."""
 
 from __future__ import annotations
 
+import ast
 import logging
 from collections.abc import Callable, Mapping
 from enum import Enum
@@ -17,13 +18,25 @@ from bot.analysis.evaluate.core import (
     Raise,
     RunResult,
     Signal,
+    bind,
     iterate,
 )
 from bot.analysis.evaluate.expressions import ExpressionsMixin
 from bot.analysis.evaluate.modules import ModulesMixin
 from bot.analysis.evaluate.statements import StatementsMixin
 from bot.analysis.source import Module
-from bot.analysis.values import FuncV, ListV, Text, TupleV, Unknown, Value
+from bot.analysis.values import (
+    ClassV,
+    DictV,
+    FuncV,
+    Instance,
+    ListV,
+    SetV,
+    Text,
+    TupleV,
+    Unknown,
+    Value,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +46,8 @@ class _Failed(Enum):
 
 
 _FAILED: Final = _Failed.CALL
+# of a decorator: whether CI skips what it decorates, or the condition not known that decides it
+Skips = Callable[[ast.expr], tuple[bool, str | None]]
 
 
 class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
@@ -42,10 +57,18 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
     executed as ``__main__`` (see :meth:`run`). Its arguments are those of :class:`Core`.
     """
 
+    # the tests a run with cases ran, and what each changed that another may read
+    _units: list[tuple[object, str]]
+    _changers: list[tuple[tuple[object, str], str]]
+
     def run(self, path: str, on_call: Callable[[ExternalCall], None] | None = None,
-            tests: bool = True) -> RunResult:
+            tests: bool = True, cases: Skips | None = None) -> RunResult:
         """Execute ``path`` as ``__main__``; then, when it made no external call, its
-        ``test_*`` functions (pytest style, with ``parametrize`` rows). Never raises."""
+        ``test_*`` functions (pytest style, with ``parametrize`` rows). Never raises.
+
+        ``cases``: run its test functions whatever the module did, and its test case
+        classes as unittest runs them (see :meth:`_call_cases`); the callable says of a
+        decorator whether CI skips what it decorates, or the condition that decides it."""
         self._reset()
         calls: list[ExternalCall] = []
 
@@ -63,7 +86,13 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
                 state = ModuleState(path, "__main__", module)
                 self.main = state
                 self._exec_module(state)
-                if tests and not calls:
+                if cases is not None:
+                    self._realize_all(state.globals)  # what a test changes is seen as such
+                    self._units, self._changers = [], []
+                    self._call_tests(state, watch=True)
+                    self._call_cases(state, cases)
+                    self.result.order = self._order()
+                elif tests and not calls:
                     self._call_tests(state)
         except Budget:
             self.result.exhausted = True
@@ -166,16 +195,143 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
             out = out + item + Text.of(" ")
         return out
 
-    def _call_tests(self, state: ModuleState) -> None:
+    def _call_tests(self, state: ModuleState, watch: bool = False) -> None:
+        """The file's ``test*`` functions, as pytest runs them; ``watch``: noting what one
+        changes that another may read (see :meth:`_call_cases`)."""
         tests = [v for n, v in state.globals.items() if n.startswith("test") and isinstance(v, FuncV)]
         if tests:  # run as pytest runs them: how the file's own main ended does not count
             self.result.stopped = None
         for value in tests:
-            for row in self._parametrize_rows(value):
-                try:
+            for index, row in enumerate(self._parametrize_rows(value)):
+                def test(value: FuncV = value, row: dict[str, Value] = row) -> None:
                     self._invoke(value, [], row, None)
+
+                try:
+                    if watch:
+                        self._unit(state, test, (value, str(index)))
+                    else:
+                        test()
                 except Raise as exc:  # (a function call lets no other signal out)
                     self._stopped(state, exc)
+
+    def _call_cases(self, state: ModuleState, skips: Skips) -> None:
+        """Each test case class the file defines (one with a ``TestCase`` among its bases),
+        as unittest runs it: ``setUpClass`` once, then per ``test*`` method, in name order,
+        a new instance, its ``setUp`` and the method. A class or method CI skips is not run;
+        one skipped under a condition not known runs under that condition (a guard).
+
+        Test runners differ in the order they take tests in (unittest by name, pytest as
+        written, one test on its own when asked), so a test that changes what another one
+        may read (the module's variables and what they hold, another class, a loaded module)
+        makes every order's result possible: :attr:`RunResult.order` says so."""
+        for value in list(state.globals.values()):
+            if not (isinstance(value, ClassV) and value.path == state.path and _is_case(value)):
+                continue
+            guards = self._skipped(value, skips)
+            if guards is None:
+                continue
+            depth = len(self.guards)
+            self.guards.extend(guards)
+            try:
+                self._run_case(state, value, skips)
+            finally:
+                del self.guards[depth:]
+
+    def _run_case(self, state: ModuleState, cls: ClassV, skips: Skips) -> None:
+        setup_class = cls.lookup("setUpClass")
+        if isinstance(setup_class, FuncV):
+            try:
+                self._unit(state, lambda: self._invoke(bind(setup_class, cls), [], {}, None),
+                           (cls, "setUpClass"))
+            except Raise:
+                return  # unittest runs none of the class's tests
+        names = sorted({n for c in cls.mro() for n in c.attrs if n.startswith("test")})
+        for name in names:
+            method = cls.lookup(name)
+            if not isinstance(method, FuncV) or method.kind != "function":
+                continue
+            guards = self._skipped(method, skips)
+            if guards is None:
+                continue
+            depth = len(self.guards)
+            self.guards.extend(guards)
+            instance = Instance(cls, {})
+            setup = cls.lookup("setUp")
+
+            def test(method: FuncV = method, instance: Instance = instance,
+                     setup: Value | None = setup) -> None:
+                if isinstance(setup, FuncV):
+                    self._invoke(bind(setup, instance), [], {}, None)
+                self._invoke(bind(method, instance), [], {}, None)
+
+            try:
+                self._unit(state, test, (cls, name))
+            except Raise:
+                pass  # this test ends there; the next one runs
+            finally:
+                del self.guards[depth:]
+
+    def _unit(self, state: ModuleState, run: Callable[[], object], key: tuple[object, str]) -> None:
+        """Run one test, or a class's set-up (``key``: the class or function, and the
+        method's name), noting what it changes of what was there before it."""
+        self._units.append(key)
+        before = _reachable(state.globals)
+        names = {n: v for n, v in state.globals.items() if type(v) is not Deferred}
+        dirty = self.dirty
+        changed: dict[int, object] = {}
+        self._changing.append(changed)
+        try:
+            run()
+        finally:
+            self._changing.remove(changed)
+            own = key[0] if key[1] == "setUpClass" else None  # its class is its to set up
+            what = None
+            if before is None:
+                what = "more values than are followed"
+            elif self.dirty and not dirty:
+                what = "a loaded module's values"
+            else:
+                name = next((n for n, v in names.items() if state.globals.get(n) is not v), None)
+                touched = next((o for k, o in changed.items() if k in before and o is not own),
+                               None)
+                if name is not None:
+                    what = f"`{name}`"
+                elif touched is not None:
+                    kind = {ListV: "list", DictV: "dict", SetV: "set", ClassV: "class",
+                            Instance: "object"}.get(type(touched), "value")
+                    what = f"a {kind} the tests share"
+            if what is not None:
+                self._changers.append((key, what))
+
+    def _order(self) -> str | None:
+        """What a test changed that another test of the file may read, whichever of them
+        runs first; a class's set-up always comes before its own tests."""
+        for (owner, name), what in self._changers:
+            for other in self._units:
+                if other == (owner, name):
+                    continue
+                if name == "setUpClass" and other[0] is owner:
+                    continue  # its own tests: they always run after it
+                if other == (owner, "setUpClass"):
+                    continue
+                return what
+        return None
+
+    @staticmethod
+    def _skipped(value: ClassV | FuncV, skips: Skips) -> list[str] | None:
+        """None when CI skips ``value``; else the conditions not known under which it is
+        skipped, as guards (``not (cond)``)."""
+        node = value.node if isinstance(value, FuncV) else None
+        decorators = node.decorator_list if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) \
+            else (value.decorators if isinstance(value, ClassV) else [])
+        guards: list[str] = []
+        for decorator in decorators:
+            skipped, cond = skips(decorator)
+            if skipped:
+                return None
+            if cond is not None:
+                guards.append(f"not ({cond})")
+        return guards
 
     def _parametrize_rows(self, fn: FuncV) -> list[dict[str, Value]]:
         rows: list[dict[str, Value]] = [{}]
@@ -194,6 +350,51 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
                         new_rows.append({**row, **{n: Unknown(n) for n in names}})
             rows = new_rows
         return rows
+
+
+_MAX_REACHED = 50_000
+
+
+def _reachable(variables: dict[str, Value]) -> set[int] | None:
+    """The ids of the values that can be changed in place reachable from ``variables``
+    (None past :data:`_MAX_REACHED`)."""
+    seen: set[int] = set()
+    todo: list[object] = list(variables.values())
+    while todo:
+        value = todo.pop()
+        if id(value) in seen:
+            continue
+        if isinstance(value, ListV | TupleV):
+            todo.extend(value.items)
+        elif isinstance(value, DictV):
+            todo.extend(v for _, v in value.items.values())
+        elif isinstance(value, SetV):
+            todo.extend(value.items.values())
+        elif isinstance(value, Instance):
+            todo.extend(value.fields.values())
+        elif isinstance(value, ClassV):
+            todo.extend(value.attrs.values())
+        elif isinstance(value, FuncV):
+            todo.extend((*value.defaults, *value.kw_defaults.values()))
+            if value.bound is not None:
+                todo.append(value.bound)
+            continue  # (a function is not changed in place)
+        else:
+            continue
+        seen.add(id(value))
+        if len(seen) > _MAX_REACHED:
+            return None
+    return seen
+
+
+def _is_case(cls: ClassV) -> bool:
+    """Whether unittest would collect the class: ``TestCase`` (or a class whose name ends
+    so, from outside the repository) among its bases, itself or inherited."""
+    for known in cls.mro():
+        for base in known.bases:
+            if isinstance(base, Unknown) and base.text.rsplit(".", 1)[-1].endswith("TestCase"):
+                return True
+    return False
 
 
 def evaluate_source(text: str, path: str = "main.py", limits: Limits | None = None,

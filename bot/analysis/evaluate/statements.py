@@ -501,7 +501,8 @@ class StatementsMixin(Core):
         decorators = [self.eval(d, scope) for d in node.decorator_list]
         is_dataclass = any(isinstance(d, Builtin) and d.name == "dataclasses.dataclass"
                            for d in decorators)
-        cls = ClassV(node.name, scope.module.path, {}, bases, is_dataclass)
+        cls = ClassV(node.name, scope.module.path, {}, bases, is_dataclass,
+                     decorators=tuple(node.decorator_list))
         body = Scope(cls.attrs, scope, scope.module, is_class=True, persistent=self._loading > 0)
         with contextlib.suppress(Signal):
             self._block(node.body, body)
