@@ -576,6 +576,8 @@ def _with_servers(snapshot: Snapshot, marker: Marker, outcome: LaunchOutcome) ->
         found = servers.find(module, marker.backend, frozenset(settings.servers),
                              frozenset(settings.server_keywords))
         found = _followed(snapshot, marker, found, gpus)
+        if not found and _wraps_servers(snapshot, marker.path):
+            found = _wrapped(snapshot, marker)
         known[key] = found
     if not found:
         return outcome
@@ -588,6 +590,65 @@ def _with_servers(snapshot: Snapshot, marker: Marker, outcome: LaunchOutcome) ->
 
 
 _RANK = {"unchecked": 0, "partial": 1, "checked": 2}
+
+
+def _run_cases(snapshot: Snapshot, marker: Marker) -> tuple[RunResult, list[ExternalCall]]:
+    """The test file run with its fixtures, test functions and test case classes by the
+    interpreter that reports the server launchers' calls (see :meth:`Interpreter.run`)."""
+    interp = _interpreter(snapshot, marker.backend, servers=True)
+    calls: list[ExternalCall] = []
+    result = interp.run(marker.path, calls.append,
+                        cases=lambda decorator: servers.skip(decorator, marker.backend))
+    interp.release_run()
+    return result, calls
+
+
+class _Wrappers:
+    """Per snapshot: which files mention ``sglang.launch_server``."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.files: dict[str, bool] = {}
+
+
+_WRAPPERS: Derived[_Wrappers] = Derived(_Wrappers)
+
+
+def _wraps_servers(snapshot: Snapshot, path: str) -> bool:
+    """Whether a module the test imports (not the test itself) writes the server's command
+    line ``sglang.launch_server``: a wrapper of the repository's own that may start one."""
+    mentions = snapshot.derived(_WRAPPERS)
+    closure, _ = snapshot.graph.closure(path)
+    for file in closure:
+        if file == path:
+            continue
+        found = mentions.files.get(file)
+        if found is None:
+            text = snapshot.sources.text(file)
+            found = isinstance(text, str) and servers.LAUNCH_SERVER in text
+            mentions.files[file] = found
+        if found:
+            return True
+    return False
+
+
+def _wrapped(snapshot: Snapshot, marker: Marker) -> list[servers.Server]:
+    """The servers a test starts through a wrapper of the repository (a fixture calling
+    ``start_sglang_server(extra_args=[...])``, which builds ``python -m sglang.launch_server
+    ...``): every command line of the server a call reached by the evaluator was handed,
+    anchored at the marker. A run that ran out of steps, failed or whose tests change what
+    another reads gives a launch not known, never none."""
+    result, calls = _run_cases(snapshot, marker)
+    found = [s for s in (servers.from_command(c, marker.path, marker.line) for c in calls)
+             if s is not None]
+    if found and (result.exhausted or result.error or result.order):
+        why = "the test's evaluation, which did not end" if result.exhausted or result.error \
+            else f"the order of its tests (one changes {result.order})"
+        unknown = servers.Server(marker.path, marker.line, servers.LAUNCH_SERVER)
+        unknown.opaque.append(servers.Unresolved(why, marker.line, True))
+        return [unknown]
+    unique = {(s.guard, tuple(sorted(s.settings.items(), key=str)), tuple(s.opaque)): s
+              for s in found}
+    return list(unique.values())
 
 
 def _followed(snapshot: Snapshot, marker: Marker, found: list[servers.Server],
@@ -605,11 +666,7 @@ def _followed(snapshot: Snapshot, marker: Marker, found: list[servers.Server],
                 par.server.check(s, marker.path, gpus).state != "checked"]
     if not doubtful:
         return found
-    interp = _interpreter(snapshot, marker.backend, servers=True)
-    calls: list[ExternalCall] = []
-    result = interp.run(marker.path, calls.append,
-                        cases=lambda decorator: servers.skip(decorator, marker.backend))
-    interp.release_run()
+    result, calls = _run_cases(snapshot, marker)
     if result.exhausted or result.error or result.order:
         return found
     reached: dict[int, list[servers.Server]] = {}

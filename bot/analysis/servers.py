@@ -38,6 +38,7 @@ from bot.analysis.evaluate import ExternalCall
 from bot.analysis.evaluate.core import Many
 from bot.analysis.source import Module
 from bot.analysis.values import (
+    Alternatives,
     Choice,
     Chunk,
     Const,
@@ -764,6 +765,10 @@ def _merge(server: Server, paths: _Paths, args: ast.expr, reader: _Reader) -> No
         one = Server(server.path, server.line, server.form)
         _apply_flags(one, _words(value, args, reader), args.lineno)
         each.append(one)
+    _merge_servers(server, each, paths.condition)
+
+
+def _merge_servers(server: Server, each: list[Server], condition: Unresolved) -> None:
     for one in each:
         server.opaque.extend(o for o in one.opaque if o not in server.opaque)
         for symbol, line in one.lines.items():
@@ -771,7 +776,7 @@ def _merge(server: Server, paths: _Paths, args: ast.expr, reader: _Reader) -> No
     for symbol in dict.fromkeys(s for one in each for s in one.settings):
         values = [one.value(symbol) for one in each]
         server.settings[symbol] = values[0] if all(v == values[0] for v in values) \
-            else paths.condition
+            else condition
 
 
 def _int(text: str) -> int | None:
@@ -1011,6 +1016,38 @@ def from_call(call: ExternalCall, path: str) -> Server:
             words = _with_tp(words, size if _known_size(size) else
                              Unresolved(_value_text(size_value), call.line), call.line)
     _apply_flags(server, words, call.line)
+    if call.guards:
+        server.guard = call.guards[0]
+    return server
+
+
+def from_command(call: ExternalCall, path: str, line: int) -> Server | None:
+    """The server a call reached by the evaluator starts when it is handed the command line
+    ``python -m sglang.launch_server ...`` (a repository's own wrapper around the server,
+    followed from the test), anchored at ``line`` of the test ``path``; None for any other
+    call. A command line that differs by a condition not known is one server whose values
+    the ways disagree on are decided by that condition."""
+    return _command_server(call.args[0], call, path, line) if call.args else None
+
+
+def _command_server(value: Value, call: ExternalCall, path: str, line: int) -> Server | None:
+    if type(value) is Alternatives:
+        each = [_command_server(option, call, path, line) for option in value.options]
+        if not each or any(one is None for one in each):
+            return None
+        server = Server(path, line, LAUNCH_SERVER)
+        _merge_servers(server, [one for one in each if one is not None],
+                       Unresolved(value.text, line))
+    else:
+        words = _value_words(value, path, line)
+        names = [w for w in words if isinstance(w, str)]
+        if LAUNCH_SERVER not in names or "-m" not in names:
+            return None
+        start = next(i for i, w in enumerate(words) if w == LAUNCH_SERVER)
+        server = Server(path, line, LAUNCH_SERVER)
+        if any(isinstance(w, Unresolved) and w.many for w in words[:start]):
+            server.opaque.append(Unresolved(call.name, line, True))
+        _apply_flags(server, words[start:], line)
     if call.guards:
         server.guard = call.guards[0]
     return server

@@ -328,3 +328,81 @@ def test_a_launch_said_known_is_known_in_every_order_of_the_tests(
     for line, sizes in said:
         assert any(covers(sizes, args) for reached in orders for args in reached.get(line, [])), \
             (source, line, sizes)
+
+
+WRAPPER = """
+    import subprocess
+    import sys
+
+    def start_sglang_server(*, model_path, extra_args=None, deterministic=True):
+        cmd = [sys.executable, "-m", "sglang.launch_server", "--model-path", model_path]
+        if extra_args:
+            cmd.extend(extra_args)
+        if deterministic and not has_backend(cmd):
+            cmd.extend(["--attention-backend", "triton"])
+        return subprocess.Popen(cmd)
+"""
+
+
+def _wrapped(root: Path, test: str, suite: str = SUITE_8) -> launch.LaunchOutcome:
+    (root / "test/utils").mkdir(parents=True, exist_ok=True)
+    (root / "test/utils/__init__.py").write_text("")
+    (root / "test/__init__.py").write_text("")
+    (root / "test/utils/server.py").write_text(textwrap.dedent(WRAPPER))
+    return _outcome(root, test, suite)
+
+
+def test_a_repository_wrapper_started_from_a_fixture_is_a_server_launch(tmp_path: Path) -> None:
+    outcome = _wrapped(tmp_path, """
+        import pytest
+        from test.utils.server import start_sglang_server
+
+        @pytest.fixture(scope="module")
+        def server():
+            proc = start_sglang_server(model_path="m", extra_args=["--tp", "16", "--dp", "1"])
+            yield proc
+            proc.kill()
+
+        def test_chat(server):
+            assert server
+    """)
+    assert outcome.states == ("checked",) and _sizes(outcome) == [(1, 16, 1, 1)]
+    [error] = [f for f in outcome.findings if f.rule == "PAR003"]
+    assert error.line == 7  # the size, in the test
+    plain = _wrapped(tmp_path / "plain", """
+        from test.utils.server import start_sglang_server
+        def test_default():
+            start_sglang_server(model_path="m")
+    """)
+    assert plain.states == ("checked",) and _sizes(plain) == [(1, 1, 1, 1)]
+
+
+def test_a_wrapped_launch_whose_tests_share_changes_is_not_known(tmp_path: Path) -> None:
+    outcome = _wrapped(tmp_path, """
+        from test.utils.server import start_sglang_server
+        EXTRA = ["--tp", "2"]
+        def test_a():
+            start_sglang_server(model_path="m", extra_args=EXTRA)
+        def test_b():
+            EXTRA.extend(["--tp", "16"])
+    """)
+    assert outcome.states == ("unchecked",)
+    [unknown] = [f for f in outcome.findings if f.rule == "PAR019"]
+    assert "the order of its tests (one changes a list the tests share)" in unknown.message
+
+
+def test_a_test_that_rebinds_a_module_variable_makes_the_order_matter() -> None:
+    text = textwrap.dedent("""
+        from somewhere import ARGS
+        def test_a():
+            popen_launch_server(M, U, other_args=ARGS)
+        def test_b():
+            global ARGS
+            ARGS = ["--tp", "16"]
+    """)
+    module = parse_python("t.py", text)
+    assert isinstance(module, Module)
+    interp = Interpreter(lambda p: module if p == "t.py" else None, lambda p: p == "t.py",
+                         sinks=frozenset({"popen_launch_server"}))
+    result = interp.run("t.py", lambda call: None, cases=lambda d: (False, None))
+    assert result.order == "a variable of the module (`global`)"

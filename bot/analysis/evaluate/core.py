@@ -325,6 +325,7 @@ class Core:
         self._function_results: dict[tuple[str, str, object], Text | None] = {}
         # the values changed in place while the loops being run ran (see _forget_changes)
         self._changing: list[dict[int, object]] = []
+        self.global_statements = 0  # `global` statements run (a function may rebind a name)
         self._reset()
 
     def _reset(self) -> None:

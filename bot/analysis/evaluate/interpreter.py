@@ -30,6 +30,7 @@ from bot.analysis.values import (
     DictV,
     FuncV,
     Instance,
+    Lazy,
     ListV,
     SetV,
     Text,
@@ -199,6 +200,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
         """The file's ``test*`` functions, as pytest runs them; ``watch``: noting what one
         changes that another may read (see :meth:`_call_cases`)."""
         tests = [v for n, v in state.globals.items() if n.startswith("test") and isinstance(v, FuncV)]
+        if watch:  # the fixtures the tests ask for run before them (in any order)
+            tests[:0] = [v for v in state.globals.values() if isinstance(v, FuncV) and
+                         v.path == state.path and _is_fixture(v)]
         if tests:  # run as pytest runs them: how the file's own main ended does not count
             self.result.stopped = None
         for value in tests:
@@ -276,8 +280,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
         method's name), noting what it changes of what was there before it."""
         self._units.append(key)
         before = _reachable(state.globals)
-        names = {n: v for n, v in state.globals.items() if type(v) is not Deferred}
-        dirty = self.dirty
+        # (a name still to be read in is replaced when first read: the `global` statement
+        # is what may rebind it)
+        names = {n: v for n, v in state.globals.items() if not isinstance(v, Deferred | Lazy)}
+        dirty, rebinds = self.dirty, self.global_statements
         changed: dict[int, object] = {}
         self._changing.append(changed)
         try:
@@ -288,6 +294,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
             what = None
             if before is None:
                 what = "more values than are followed"
+            elif self.global_statements != rebinds:
+                what = "a variable of the module (`global`)"
             elif self.dirty and not dirty:
                 what = "a loaded module's values"
             else:
@@ -385,6 +393,21 @@ def _reachable(variables: dict[str, Value]) -> set[int] | None:
         if len(seen) > _MAX_REACHED:
             return None
     return seen
+
+
+def _is_fixture(fn: FuncV) -> bool:
+    """Whether pytest takes the function for a fixture (``@pytest.fixture``, with or
+    without arguments)."""
+    node = fn.node
+    if isinstance(node, ast.Lambda):
+        return False
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else \
+            target.id if isinstance(target, ast.Name) else ""
+        if name in ("fixture", "yield_fixture"):
+            return True
+    return False
 
 
 def _is_case(cls: ClassV) -> bool:

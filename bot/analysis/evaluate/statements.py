@@ -183,6 +183,7 @@ class StatementsMixin(Core):
     def _s_global(self, node: ast.Global | ast.Nonlocal, scope: Scope) -> None:
         if isinstance(node, ast.Global):
             scope.globals_names.update(node.names)
+            self.global_statements += 1
 
     def _s_pass(self, node: ast.stmt, scope: Scope) -> None:
         del node, scope
