@@ -4,8 +4,9 @@ the parts that evaluate statements, expressions and modules."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from enum import Enum
 from typing import Final, Literal
 
@@ -232,14 +233,19 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
             if not (isinstance(value, ClassV) and value.path == state.path and _is_case(value)):
                 continue
             guards = self._skipped(value, skips)
-            if guards is None:
-                continue
-            depth = len(self.guards)
-            self.guards.extend(guards)
-            try:
-                self._run_case(state, value, skips)
-            finally:
-                del self.guards[depth:]
+            if guards is not None:
+                with self._under(guards):
+                    self._run_case(state, value, skips)
+
+    @contextlib.contextmanager
+    def _under(self, guards: list[str]) -> Iterator[None]:
+        """Run what the block runs under the conditions ``guards`` as well."""
+        depth = len(self.guards)
+        self.guards.extend(guards)
+        try:
+            yield
+        finally:
+            del self.guards[depth:]
 
     def _run_case(self, state: ModuleState, cls: ClassV, skips: Skips) -> None:
         setup_class = cls.lookup("setUpClass")
@@ -257,8 +263,6 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
             guards = self._skipped(method, skips)
             if guards is None:
                 continue
-            depth = len(self.guards)
-            self.guards.extend(guards)
             instance = Instance(cls, {})
             setup = cls.lookup("setUp")
 
@@ -268,12 +272,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
                     self._invoke(bind(setup, instance), [], {}, None)
                 self._invoke(bind(method, instance), [], {}, None)
 
-            try:
+            with self._under(guards), contextlib.suppress(Raise):  # the next test runs
                 self._unit(state, test, (cls, name))
-            except Raise:
-                pass  # this test ends there; the next one runs
-            finally:
-                del self.guards[depth:]
 
     def _unit(self, state: ModuleState, run: Callable[[], object], key: tuple[object, str]) -> None:
         """Run one test, or a class's set-up (``key``: the class or function, and the
@@ -283,7 +283,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
         # (a name still to be read in is replaced when first read: the `global` statement
         # is what may rebind it)
         names = {n: v for n, v in state.globals.items() if not isinstance(v, Deferred | Lazy)}
-        dirty, rebinds = self.dirty, self.global_statements
+        rebinds = self.global_statements
         changed: dict[int, object] = {}
         self._changing.append(changed)
         try:
@@ -296,7 +296,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, ModulesMixin):
                 what = "more values than are followed"
             elif self.global_statements != rebinds:
                 what = "a variable of the module (`global`)"
-            elif self.dirty and not dirty:
+            elif any(k in self._shared for k in changed):
                 what = "a loaded module's values"
             else:
                 name = next((n for n, v in names.items() if state.globals.get(n) is not v), None)
