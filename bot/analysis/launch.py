@@ -178,7 +178,7 @@ class _Cache:
 
     def __init__(self) -> None:
         self.interpreters: dict[str, Interpreter] = {}
-        # the server launchers' calls, reported rather than followed (see _evaluated_servers)
+        # the server launchers' calls, reported rather than followed (see _followed)
         self.server_interpreters: dict[str, Interpreter] = {}
         self.runs: dict[tuple[str, str], _Run] = {}
         self.last: _Eval | None = None  # the latest evaluation, for the file's other markers
@@ -589,9 +589,6 @@ def _with_servers(snapshot: Snapshot, marker: Marker, outcome: LaunchOutcome) ->
                    states=(*outcome.states, *states), no_launch=False, servers=tuple(found))
 
 
-_RANK = {"unchecked": 0, "partial": 1, "checked": 2}
-
-
 def _run_cases(snapshot: Snapshot, marker: Marker) -> tuple[RunResult, list[ExternalCall]]:
     """The test file run with its fixtures, test functions and test case classes by the
     interpreter that reports the server launchers' calls (see :meth:`Interpreter.run`)."""
@@ -655,15 +652,17 @@ def _followed(snapshot: Snapshot, marker: Marker, found: list[servers.Server],
               gpus: int | None) -> list[servers.Server]:
     """The server launches, each one the syntax leaves not fully known replaced by what
     the evaluator makes of its call (one server per way it is reached: a loop over model
-    configurations gives each its own), when that is known further in every one of them.
+    configurations gives each its own), when that is known further in every one of them
+    and every way to it is a call the evaluator follows (:func:`servers.reached_directly`).
 
     The test file is run with its test functions and test case classes (see
     :meth:`Interpreter.run`); a run that ran out of steps or failed keeps the syntax's
     answer, as does a launch the run never reached and a file whose tests change what
     another may read (what each launch is given may then depend on their order)."""
     launchers = frozenset(snapshot.config.launch.servers)
-    doubtful = [s for s in found if s.form in launchers and
-                par.server.check(s, marker.path, gpus).state != "checked"]
+    module = snapshot.sources.module(marker.path)
+    doubtful = [s for s in found if s.form in launchers and _unknowns(s) and
+                isinstance(module, Module) and servers.reached_directly(module, s.line)]
     if not doubtful:
         return found
     result, calls = _run_cases(snapshot, marker)
@@ -676,15 +675,20 @@ def _followed(snapshot: Snapshot, marker: Marker, found: list[servers.Server],
     out: list[servers.Server] = []
     for server in found:
         followed = reached.get(server.line) if server in doubtful else None
-        if followed:
-            before = _RANK[par.server.check(server, marker.path, gpus).state]
-            worst = min(_RANK[par.server.check(f, marker.path, gpus).state] for f in followed)
-            if worst > before:
-                unique = {par.server.check(f, marker.path, gpus).signature: f for f in followed}
-                out.extend(replace(f, guard=server.guard or f.guard) for f in unique.values())
-                continue
+        if followed and max(_unknowns(f) for f in followed) < _unknowns(server):
+            unique = {par.server.check(f, marker.path, gpus).signature: f for f in followed}
+            out.extend(replace(f, guard=server.guard or f.guard) for f in unique.values())
+            continue
         out.append(server)
     return out
+
+
+def _unknowns(server: servers.Server) -> int:
+    """How much of a server launch is not known: its sizes not known, all of them under a
+    condition not known."""
+    if server.guard is not None:
+        return len(servers.SYMBOLS) + 1
+    return sum(isinstance(server.value(s), servers.Unresolved) for s in servers.SYMBOLS)
 
 
 def _key(parsed: Parsed, guards: tuple[str, ...]) -> object:

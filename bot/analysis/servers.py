@@ -996,6 +996,52 @@ def _server(node: ast.Call, module: Module, scopes: _Scopes, launchers: frozense
 
 # ----- from the evaluator ------------------------------------------------------------------------
 
+# functions a test runner calls itself: every way they are reached is the runner's
+_RUNNER_CALLS = frozenset({"setUp", "setUpClass", "tearDown", "tearDownClass", "setup_method",
+                           "setup_class", "setUpModule"})
+
+
+def reached_directly(module: Module, line: int) -> bool:
+    """Whether every way the code at ``line`` can be reached is a call the evaluator
+    follows: the functions around it (and those that call them, by name) are test functions,
+    set-ups, fixtures or the module's top level, or are only ever called, never handed on
+    (``executor.map(self._launch, sizes)``, a callback) or named in a string."""
+    defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            defs.setdefault(node.name, []).append(node)
+    called: set[int] = set()  # ids of the Name / Attribute nodes in a call's function position
+    uses: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Call):
+            called.add(id(node.func))
+        name = node.id if isinstance(node, ast.Name) else \
+            node.attr if isinstance(node, ast.Attribute) else None
+        if name is not None and name in defs:
+            uses.setdefault(name, []).append(node)
+    texts = {n.value for n in ast.walk(module.tree)
+             if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+    def enclosing(at: int) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        return [d for found in defs.values() for d in found
+                if d.lineno <= at <= (d.end_lineno or d.lineno)]
+
+    todo, seen = [line], set()
+    while todo:
+        at = todo.pop()
+        for fn in enclosing(at):
+            if fn.name in seen or fn.name.startswith("test") or fn.name in _RUNNER_CALLS or \
+                    any("fixture" in ast.unparse(d) for d in fn.decorator_list):
+                continue
+            seen.add(fn.name)
+            if len(seen) > 32 or fn.name in texts:
+                return False
+            for use in uses.get(fn.name, []):
+                if id(use) not in called:
+                    return False  # handed on: it may be called any way, any number of times
+                todo.append(getattr(use, "lineno", 0))
+    return True
+
 def from_call(call: ExternalCall, path: str) -> Server:
     """The server a launcher call reached by the evaluator starts (see
     :mod:`bot.analysis.evaluate`), from the values it was given there: the same reading of
