@@ -786,11 +786,18 @@ def _one_per_suite(findings: list[Finding]) -> list[Finding]:
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
-    seen: set[tuple[object, ...]] = set()
+    """One finding of each; one found alike on two markers (a CUDA and a ROCm launch that
+    fail the same way) names the backend and suite they share, if any."""
+    seen: dict[tuple[object, ...], int] = {}
     out: list[Finding] = []
     for f in sorted(_one_per_suite(findings), key=Finding.sort_key):
         key = (f.rule, f.path, f.line, f.message, f.test, f.details, f.fix)
-        if key not in seen:
-            seen.add(key)
+        at = seen.get(key)
+        if at is None:
+            seen[key] = len(out)
             out.append(f)
+        elif (out[at].backend, out[at].suite) != (f.backend, f.suite):
+            kept = out[at]
+            out[at] = replace(kept, backend=kept.backend if kept.backend == f.backend else None,
+                              suite=kept.suite if kept.suite == f.suite else None)
     return out

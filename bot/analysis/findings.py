@@ -78,6 +78,9 @@ class Finding:
     details: tuple[str, ...] = field(default=())
     # `analyze` only: whether the base already had this finding (see `fingerprint`)
     baseline: Baseline | None = None
+    # the marker a launch finding is about: its backend and suite (None for any other)
+    backend: str | None = None
+    suite: str | None = None
 
     @property
     def slug(self) -> str:

@@ -452,7 +452,11 @@ def analyze_launch(snapshot: Snapshot, marker: Marker,
     the PR changed.
     """
     try:
-        return _with_servers(snapshot, marker, _analyze(snapshot, marker, base))
+        outcome = _with_servers(snapshot, marker, _analyze(snapshot, marker, base))
+        if not outcome.findings:
+            return outcome
+        return replace(outcome, findings=[replace(f, backend=marker.backend, suite=marker.suite)
+                                          for f in outcome.findings])
     except Exception:  # a bug in the checker must not stop the rest of the analysis
         log.warning("launch resolution failed for %s", marker.path, exc_info=True)
         return LaunchOutcome(stopped=True)

@@ -203,7 +203,8 @@ class Report:
         out["selected"] = [s.as_json() for s in self.selected]
         out["findings"] = [
             {"rule": f.rule, "severity": f.severity.value, "path": f.path, "line": f.line,
-             "message": f.message, "fix": f.fix, "test": f.test, "baseline": f.baseline}
+             "message": f.message, "fix": f.fix, "test": f.test, "backend": f.backend,
+             "suite": f.suite, "baseline": f.baseline}
             for f in self.findings
         ]
         if self.mode == "analyze":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 
 from bot.analysis.findings import Finding, Severity
 from bot.analysis.report import Report, Selected, TestEntry
@@ -115,6 +115,17 @@ def launches(report: Report) -> str | None:
 def pre_existing(f: Finding) -> str:
     """What a finding's line says when the base already had it."""
     return " (already on the base)" if f.baseline == "unchanged" else ""
+
+
+def twins(findings: Sequence[Finding]) -> frozenset[int]:
+    """The findings (by ``id``) whose headline (rule, place, message) another one shares
+    with another suite: a CUDA and a ROCm launch that fail alike. Their headline names
+    the suite."""
+    seen: dict[tuple[object, ...], set[str | None]] = {}
+    for f in findings:
+        seen.setdefault((f.rule, f.path, f.line, f.message), set()).add(f.suite)
+    return frozenset(id(f) for f in findings
+                     if f.suite is not None and len(seen[(f.rule, f.path, f.line, f.message)]) > 1)
 
 
 def where(f: Finding) -> str:

@@ -27,6 +27,7 @@ from bot.formats.common import (
     plural,
     pre_existing_problems,
     short,
+    twins,
     verdict,
     verdict_icon,
     where,
@@ -77,8 +78,11 @@ def _details(summary: str, body: list[str]) -> str:
     return "\n".join([f"<details><summary>{html_prose(summary)}</summary>", "", *body, "", "</details>"])
 
 
-def _finding(f: Finding, *, full: bool, message: bool = True) -> list[str]:
+def _finding(f: Finding, *, full: bool, message: bool = True,
+             alike: frozenset[int] = frozenset()) -> list[str]:
     test = f" (test {code(f.test)})" if f.test and f.test != f.path else ""
+    if id(f) in alike and f.suite:
+        test += f" (suite {code(f.suite)})"
     where_ = code(where(f)) if f.path else where(f)
     said = f": {prose(f.message)}" if message else ""
     lines = [f"- {ICON[f.severity]} **{f.rule}** `{f.slug}` at {where_}{test}{said}"]
@@ -122,8 +126,9 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
         title = "New problems" if report.mode == "analyze" else "Problems"
         shown = found if full else found[:OPEN_FINDINGS]
         lines = [f"**{title}** ({len(found)})", ""]
+        alike = twins(found)
         for f in shown:
-            lines.extend(_finding(f, full=True))
+            lines.extend(_finding(f, full=True, alike=alike))
         if len(found) > len(shown):
             lines.append(f"- …and {len(found) - len(shown)} more: see the check run.")
         blocks.append("\n".join(lines))
@@ -210,8 +215,9 @@ def _collapsed_blocks(report: Report, rows: int, full: bool) -> list[str]:
     if old:
         body = [f"{len(old)} found at the base (`{short(report.base)}`) as well: {by_rule(old)}."
                 + ("" if full else " The check run says what each is."), ""]
+        alike = twins(old)
         for f in old[:rows]:
-            body.extend(_finding(f, full=False, message=full))
+            body.extend(_finding(f, full=False, message=full, alike=alike))
         if len(old) > rows:
             body.append(f"- …and {len(old) - rows} more.")
         blocks.append(_details(f"Already on the base: {plural(len(old), 'finding')} ({by_rule(old)})", body))
@@ -240,8 +246,9 @@ def _collapsed_blocks(report: Report, rows: int, full: bool) -> list[str]:
     notes = infos(report)
     if notes:
         body = []
+        alike = twins(notes)
         for f in notes[:rows]:
-            body.extend(_finding(f, full=True))
+            body.extend(_finding(f, full=True, alike=alike))
         if len(notes) > rows:
             body.append(f"- …and {len(notes) - rows} more.")
         blocks.append(_details(f"{plural(len(notes), 'info')} ({by_rule(notes)})", body))

@@ -8,7 +8,7 @@ import textwrap
 
 from bot.analysis.findings import Finding, Severity
 from bot.analysis.report import Report, Table, TestEntry
-from bot.formats.common import gpu_minutes, launches, minutes, pre_existing, short, verdict
+from bot.formats.common import gpu_minutes, launches, minutes, pre_existing, short, twins, verdict
 
 WIDTH = 100
 _COLOURS = {Severity.ERROR: "1;31", Severity.WARNING: "1;33", Severity.INFO: "1;36"}
@@ -47,6 +47,7 @@ def _table(table: Table) -> list[str]:
 
 def _findings(findings: list[Finding], paint: _Paint) -> list[str]:
     lines: list[str] = []
+    alike = twins(findings)
     for severity in Severity:
         mine = [f for f in findings if f.severity is severity]
         if not mine:
@@ -60,8 +61,9 @@ def _findings(findings: list[Finding], paint: _Paint) -> list[str]:
             lines.append("  " + paint(path, _BOLD))
             for f in group:
                 where = f"{f.line}: " if f.line else ""
-                lines.append(f"    {where}{paint(f.rule, _COLOURS[severity])} [{f.slug}] {plain(f.message)}"
-                             f"{pre_existing(f)}")
+                suite = f" ({plain(f.suite)})" if id(f) in alike and f.suite else ""
+                lines.append(f"    {where}{paint(f.rule, _COLOURS[severity])} [{f.slug}]{suite} "
+                             f"{plain(f.message)}{pre_existing(f)}")
                 lines.extend(f"        {plain(d)}" for d in f.details)
                 if f.fix:
                     lines.append(f"        fix: {plain(f.fix)}")

@@ -11,7 +11,7 @@ from bot.analysis.engine import DISABLED_PREFIX, analyze, audit
 from bot.analysis.tree import GitRepository
 from bot.cli import main
 from bot.cli.example import BASE_FILES, TEST_TEMPLATE
-from bot.formats import markdown, text
+from bot.formats import FORMATS, markdown, text
 from tests.analysis.test_engine import _entry, _run
 from tests.analysis.test_pins_engine import BUILDS_THE_IMAGE
 from tests.gitrepo import GitRepo
@@ -40,6 +40,7 @@ def test_a_disabled_test_with_an_impossible_expert_grid_is_a_warning_in_audit(gi
         report = audit(git.tree("HEAD"))
     (rocm,) = [f for f in report.findings if f.rule == "PAR002"]
     assert rocm.severity.value == "warning" and rocm.baseline is None
+    assert (rocm.backend, rocm.suite) == ("rocm", "stage-c-4-gpu-mi350")  # the marker it is about
     assert rocm.message == DISABLED_PREFIX + UPSTREAM  # the upstream message, with its numbers
     assert rocm.fix == "`ep_size=2` or `pp_size=1`"  # the same fix as when enabled
     assert report.exit_code == 0  # a disabled test blocks nothing
@@ -223,3 +224,22 @@ def test_a_pin_finding_the_change_only_reanchors_is_unchanged(git_repo: GitRepo)
     report = _run(git_repo, base, head)
     (drift,) = [f for f in report.findings if f.rule.startswith("PIN") and "numba" in f.message]
     assert (drift.path, drift.baseline) == (".github/workflows/b-rocm.yml", "unchanged")
+
+
+def test_the_same_headline_on_two_backends_names_each_suite(git_repo: GitRepo) -> None:
+    _commit(git_repo, {**BASE_FILES, MOE: TEST_TEMPLATE.format(ep=4, disabled="")})
+    with GitRepository(git_repo.root) as git:
+        report = audit(git.tree("HEAD"))
+    found = sorted((f.backend, f.suite, f.message) for f in report.findings if f.rule == "PAR002")
+    assert found == [("cuda", "stage-c-8-gpu-h200", UPSTREAM), ("rocm", "stage-c-4-gpu-mi350", UPSTREAM)]
+    doc = json.loads(FORMATS["json"](report))
+    assert sorted((f["backend"], f["suite"]) for f in doc["findings"] if f["rule"] == "PAR002") == [
+        ("cuda", "stage-c-8-gpu-h200"), ("rocm", "stage-c-4-gpu-mi350")]
+    # the two read the same but for their suite, which the headline then names
+    for rendered in (markdown.render(report), text.render(report)):
+        assert "stage-c-8-gpu-h200" in _headline(rendered, "PAR002", 0)
+        assert "stage-c-4-gpu-mi350" in _headline(rendered, "PAR002", 1)
+
+
+def _headline(rendered: str, rule: str, index: int) -> str:
+    return [line for line in rendered.splitlines() if rule in line and "expert-grid" in line][index]

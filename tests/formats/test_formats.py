@@ -87,7 +87,7 @@ def test_json_is_schema_1_with_exactly_the_documented_keys() -> None:
          "trigger": None, "reason": ""}
     ]
     assert list(doc["findings"][0]) == ["rule", "severity", "path", "line", "message", "fix", "test",
-                                        "baseline"]
+                                        "backend", "suite", "baseline"]
     audit_doc = json.loads(FORMATS["json"](_report("audit")))
     assert "base" not in audit_doc and audit_doc["head"] == "b" * 40
     assert "skipped" not in audit_doc and "repo_ci" not in audit_doc
