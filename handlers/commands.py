@@ -68,6 +68,13 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
         failing = selection.failing if selection is not None else []
         if command.kind == "run":
             tests = selection.tests if selection is not None else []
+            held = selection.held if selection is not None else []
+            if command.force and held:
+                # what a new error held back, a maintainer runs anyway; with what of the
+                # selection has not been sent for this head (what has keeps running)
+                tests = [*runs.not_sent(tests), *held]
+            elif not tests and held:
+                raise Refusal(payloads.held_reason(held))
         elif command.kind == "all":
             tests = runs.all_tests()
         else:

@@ -176,11 +176,13 @@ def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, b
         body, _ = summary_body(report, previous, [k for c in inline for k in c.keys], runs)
         effects.summary(repo, number, body, existing, version=version)
     selected = [SelectedTest(s.path, s.suite, s.est_time, s.gpus, s.tier) for s in report.selected]
+    held = [SelectedTest(h.test.path, h.test.suite, h.test.est_time, h.test.gpus, h.test.tier)
+            for h in report.held]  # a new error: run only by `/run-amd --force`
     failing = [f.test or f.path or "" for f in report.new_errors]  # the base's do not block
     # kept for the later deliveries (commands, re-runs, approvals); the same tests selected
     # again for a head (a re-run, a label) keep where they stand (waiting for approval, say)
     store = DispatchStore(ctx.store)
     before = store.selection(repo, number, pr.head_sha)
     state = before.state if before is not None and before.holds(selected) else "selected"
-    store.save_selection(repo, number, pr.head_sha, pr.author, selected, failing, state)
+    store.save_selection(repo, number, pr.head_sha, pr.author, selected, failing, state, held)
     return selected, failing

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from bot.analysis import launch, pins, pool
 from bot.analysis.cienv import ci_environment
-from bot.analysis.findings import Finding, Severity, finding, fingerprints
+from bot.analysis.findings import Finding, Severity, finding, fingerprint, fingerprints
 from bot.analysis.gcpause import paused
 from bot.analysis.markers import Marker
 from bot.analysis.report import (
@@ -23,6 +23,7 @@ from bot.analysis.report import (
     SELECTABLE,
     Cadence,
     Change,
+    Held,
     Report,
     Selected,
     Skipped,
@@ -349,6 +350,7 @@ def _classify(
             scope.harness = sorted({*scope.harness, *extra})
         if h.backend == "rocm" and not (scope.direct or scope.harness):
             _launch_scope(run, scope, h, outcome)
+        differences: list[str] = []
         if b is not None and scope.tier in ("direct", "harness"):
             before = run.base_launch(b)
             differences = launch.compare(before, outcome)
@@ -377,6 +379,7 @@ def _classify(
             reasons.append(f"the ROCm environment changed: {shown}")
         change = _first(kinds) if kinds else "unchanged"
         entry = _entry(h, _gpus(run.head, h), change, reasons)
+        entry.launch_diff = list(differences)
         entry.tier = scope.tier
         entry.trigger = scope.trigger(path)
         _describe(run, entry, h, outcome)
@@ -594,7 +597,29 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
     from bot.analysis.ci.envelope import complement
 
     complement(report, ci_index(head_snap), head_snap.config.dispatch.mode, entries, changes, labels)
+    report.selected, report.held = _hold(report.selected, report.findings)
+    if touched:
+        report.pin_changes = pins.changes_between(base_snap, head_snap, changes)
     return report
+
+
+def _hold(selected: list[Selected], findings: list[Finding]) -> tuple[list[Selected], list[Held]]:
+    """The selection without the tests whose launch has an error the PR introduced (on that
+    marker's suite, or one found alike on all its markers): those are held, each with the
+    first such error."""
+    errors: dict[tuple[str, str | None], Finding] = {}
+    for f in findings:
+        if f.severity is Severity.ERROR and f.baseline == "new" and f.test:
+            errors.setdefault((f.test, f.suite), f)
+    keep: list[Selected] = []
+    held: list[Held] = []
+    for s in selected:
+        error = errors.get((s.path, s.suite)) or errors.get((s.path, None))
+        if error is None:
+            keep.append(s)
+        else:
+            held.append(Held(s, error.rule, fingerprint(error), error.message))
+    return keep, held
 
 
 def _base_findings(base: Snapshot, loaded: LoadedConfig, tests: list[str], pins_of: set[str] | None,

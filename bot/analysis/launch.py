@@ -542,6 +542,7 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
             rows=tuple(rows),
             note="`?`: not determined statically (see PAR019)." if any(
                 "?" in " ".join(r) for r in rows) else None,
+            marker=(marker.path, marker.suite or ""),
         )
     for resolved, launch in zip(used, launches, strict=True):
         if resolved.signature is None:

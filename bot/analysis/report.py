@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from bot.analysis.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from bot.analysis.pins.changes import PinChange
 
 SCHEMA = 1
 
@@ -50,6 +53,7 @@ class TestEntry:
     gate: str | None = None  # the label an `on-label` cadence needs
     trigger: str | None = None  # the changed file that put the test in scope
     cadence_why: str = ""  # what in the repository's CI gave the cadence
+    launch_diff: list[str] = field(default_factory=list)  # `analyze`: ``ep 4 -> 2``, per value
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -88,6 +92,22 @@ class Selected:
         if self.est_time is None or self.gpus is None:
             return None
         return self.est_time / 60 * self.gpus
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A test the PR's analysis would run on ROCm but holds: its launch has an error the PR
+    introduced (``rule``, ``finding`` its fingerprint), so the run would fail after taking
+    its GPUs. `/run-amd --force` runs it anyway."""
+
+    test: Selected
+    rule: str
+    finding: str
+    message: str
+
+    def as_json(self) -> dict[str, object]:
+        return {"path": self.test.path, "suite": self.test.suite, "rule": self.rule,
+                "finding": self.finding, "message": self.message}
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +153,7 @@ class Table:
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     note: str | None = None
+    marker: tuple[str, str] | None = None  # a launch grid's test and suite
 
 
 @dataclass(slots=True)
@@ -155,6 +176,8 @@ class Report:
     unreached: dict[str, str] = field(default_factory=dict)
     # per (test path, suite): whether the repository's CI runs it for this PR, and which job
     ci_runs: dict[tuple[str, str], tuple[bool | None, str]] = field(default_factory=dict)
+    held: list[Held] = field(default_factory=list)  # selected, but with a new error (analyze)
+    pin_changes: list[PinChange] = field(default_factory=list)  # the pins the PR touched
 
     @property
     def errors(self) -> list[Finding]:
@@ -208,6 +231,8 @@ class Report:
             for f in self.findings
         ]
         if self.mode == "analyze":
+            out["held"] = [h.as_json() for h in self.held]
+            out["pin_changes"] = [p.as_json() for p in self.pin_changes]
             out["skipped"] = [s.as_json() for s in self.skipped]
             out["dispatch_mode"] = self.dispatch_mode
             out["dispatch_reason"] = self.dispatch_reason

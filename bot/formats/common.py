@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
 from bot.analysis.findings import Finding, Severity
-from bot.analysis.report import Report, Selected, TestEntry
+from bot.analysis.report import Report, Selected, Table, TestEntry
 
 ICON = {Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.INFO: "ℹ️"}  # noqa: RUF001
 # Changes of a test's marker itself (the rest, `modified` and `affected`, touch its code or
@@ -110,6 +111,38 @@ def launches(report: Report) -> str | None:
         text += f"; {n} GPU marker{'s' if n != 1 else ''} start{'s' if n == 1 else ''} no launch " \
                 "the rules model"
     return text
+
+
+def launch_values(t: TestEntry) -> list[str]:
+    """The launch values the PR changed (``ep 4 -> 2``)."""
+    return list(t.launch_diff)
+
+
+def launch_changed(t: TestEntry) -> bool:
+    """Whether the PR changed what a marker's launch is given (``ep 4 -> 2``)."""
+    return t.change == "parallelism" or bool(launch_values(t))
+
+
+def shown_tables(report: Report) -> list[Table]:
+    """The tables the comment shows: a launch grid only for a test whose launch the PR
+    changed or that will run (the others are in the check run), every other table."""
+    if report.mode != "analyze":
+        return list(report.tables)
+    wanted = {(s.path, s.suite) for s in report.selected}
+    wanted |= {(t.path, t.suite or "") for t in report.tests if launch_changed(t)}
+    return [t for t in report.tables if t.marker is None or t.marker in wanted]
+
+
+_SUBJECT = re.compile(r"`([^`]{1,80})`")
+
+
+def subject(f: Finding) -> str | None:
+    """What a finding is about, in a word: the first name its message quotes (a package, a
+    suite, a flag), else its test."""
+    found = _SUBJECT.search(f.message)
+    if found:
+        return found.group(1)
+    return f.test if f.test and f.test != f.path else None
 
 
 def pre_existing(f: Finding) -> str:

@@ -16,10 +16,12 @@ from bot.analysis.findings import Finding
 from bot.analysis.report import Report, Selected, Table, TestEntry
 from bot.formats.common import (
     ICON,
+    MARKER_CHANGES,
     by_rule,
     changed_markers,
     gpu_minutes,
     infos,
+    launch_values,
     launches,
     minutes,
     new_problems,
@@ -27,6 +29,8 @@ from bot.formats.common import (
     plural,
     pre_existing_problems,
     short,
+    shown_tables,
+    subject,
     twins,
     verdict,
     verdict_icon,
@@ -38,6 +42,7 @@ from bot.formats.escape import cell, code, html_prose, prose
 MAX_ROWS = 100  # rows of a table or items of a list in the full report
 SHORT_ROWS = 25  # ... and in the comment
 SHORT_TABLES = 5  # launch and pin tables in the comment
+SHORT_LIST = 10  # tests touched but not dispatched, listed in the comment
 OPEN_FINDINGS = 20  # new problems shown with their details in the comment
 COMMENT_LIMIT = 60_000  # GitHub refuses comments over 65,536 characters
 CUT_COMMENT = ("\n…cut here to keep the comment short: the check run **rocmbot / analysis** "
@@ -84,7 +89,8 @@ def _finding(f: Finding, *, full: bool, message: bool = True,
     if id(f) in alike and f.suite:
         test += f" (suite {code(f.suite)})"
     where_ = code(where(f)) if f.path else where(f)
-    said = f": {prose(f.message)}" if message else ""
+    about = subject(f)
+    said = f": {prose(f.message)}" if message else (f" ({code(about)})" if about else "")
     lines = [f"- {ICON[f.severity]} **{f.rule}** `{f.slug}` at {where_}{test}{said}"]
     if full:
         lines.extend(f"  - {prose(d)}" for d in f.details)
@@ -134,7 +140,10 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
         blocks.append("\n".join(lines))
     if report.mode != "analyze":
         return blocks
-    markers = changed_markers(report)
+    changes = _changes_block(report, rows)
+    if changes:
+        blocks.append(changes)
+    markers = changed_markers(report) if full else []
     if markers:
         lines = [f"**Markers this PR changed** ({len(markers)})", ""]
         lines.extend(grid(["Test", "Backend", "Suite", "GPUs", "Est.", "Change"], [
@@ -154,6 +163,8 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
         blocks.append("**ROCm runs `/run-amd` would dispatch**: none.")
     if not runs:
         blocks[-1] = f"{RUNS_START}\n\n{blocks[-1]}\n\n{RUNS_END}"
+    if report.held:
+        blocks.append(_held(report, rows))
     envelope = _envelope(report)  # after the runs section, which a dispatch replaces
     if envelope:
         blocks.append("\n".join(envelope).strip("\n"))
@@ -161,6 +172,81 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
         blocks.append(f"**Resolved since {code(since[:12]) if since else 'the last push'}**: "
                       + "; ".join(prose(r) for r in resolved[:rows]))
     return blocks
+
+
+def _held(report: Report, rows: int) -> str:
+    """The tests held back from the runs: each with the new error that would fail it."""
+    rules = sorted({h.rule for h in report.held})
+    lines = [f"**Held**: {plural(len(report.held), 'test')} "
+             f"ha{'s' if len(report.held) == 1 else 've'} a new error ({', '.join(rules)}): "
+             "fix it, or a maintainer can `/run-amd --force`.", ""]
+    lines.extend(f"- {code(h.test.path)} {code(h.test.suite)}: **{h.rule}** {prose(h.message)}"
+                 for h in report.held[:rows])
+    if len(report.held) > rows:
+        lines.append(f"- …and {len(report.held) - rows} more.")
+    return "\n".join(lines)
+
+
+def _launch_verdict(report: Report, t: TestEntry) -> str:
+    """A marker's launch in a few words: checked and valid, or its new errors."""
+    errors = sorted({f.rule for f in report.findings if f.test == t.path and f.baseline == "new"
+                     and f.severity.value in ("error", "warning")
+                     and f.suite in (t.suite, None)})
+    state = {"checked": "checked", "partial": "partly checked", "unchecked": "not checked",
+             "none": "no launch the rules model"}.get(t.launch or "", "")
+    if errors:
+        return f"launch {state}: {', '.join(errors)}" if state else ", ".join(errors)
+    if t.launch in ("checked", "partial"):
+        return f"launch {state}, valid"
+    return f"launch {state}" if state else ""
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _changes_block(report: Report, rows: int) -> str | None:
+    """What this PR changes, one line each: its markers (with their launch), the launches
+    whose values it changed, the pins it added, changed or removed (and whether every place
+    of the package agrees), the images and workflows it changed (and whether they reach the
+    PR's jobs)."""
+    lines: list[str] = []
+    for t in report.tests:
+        launch = launch_values(t)
+        if t.change not in MARKER_CHANGES and not launch:
+            continue
+        what: str = t.change if t.change in MARKER_CHANGES else "launch changed"
+        if t.change == "suite":
+            what = next((prose(r) for r in t.reasons if "->" in r), "moved suite")
+        values = f" ({', '.join(code(v) for v in launch)})" if launch else ""
+        verdict_ = _launch_verdict(report, t) if t.backend in ("rocm", "cuda") else ""
+        said = [r for r in t.reasons if r not in launch]
+        why = f" — {prose(_cut('; '.join(said), 200))}" if said and t.change in MARKER_CHANGES else ""
+        lines.append(f"- {code(t.path)} ({t.backend}, {code(t.suite or '?')}): **{what}**{values}"
+                     + (f"; {verdict_}" if verdict_ else "") + why)
+    for change in report.pin_changes:
+        places = ", ".join(change.places) or "nowhere now"
+        if change.kind == "removed":
+            lines.append(f"- {code(change.requirement)} pin **removed** from {places}")
+            continue
+        agree = "consistent" if change.consistent else \
+            f"**not consistent** ({', '.join(change.disagree)}: see the problems above)"
+        lines.append(f"- {code(change.requirement)} pin **{change.kind}**: {places} — {agree}")
+    for _, why in sorted(report.unreached.items()):
+        lines.append(f"- {prose(why)}.")
+    if not lines:
+        return None
+    shown = lines[:rows]
+    if len(lines) > rows:
+        shown.append(f"- …and {len(lines) - rows} more: see the check run.")
+    return "\n".join([f"**What this PR changes** ({len(lines)})", "", *shown])
+
+
+def _through(t: TestEntry) -> str:
+    """How a test was touched: its tier, with the changed file when that is not the test."""
+    tier = t.tier or "direct"
+    return f"{tier}: {code(t.trigger)}" if t.trigger and t.trigger != t.path and tier != "direct" \
+        else tier
 
 
 def _why(s: Selected) -> str:
@@ -201,8 +287,6 @@ def _envelope(report: Report) -> list[str]:
     for label, n in sorted(running.items()):
         out.extend(["", f"With the {code(label)} label this PR carries, the repository's own CI runs "
                     f"{plural(n, 'more affected test')}."])
-    for why in report.unreached.values():
-        out.extend(["", prose(why) + "."])
     ran = sum(k.why == "repo-ci" for k in report.skipped)
     if ran:
         out.extend(["", f"Skipped {plural(ran, 'affected test')} the repository's own CI runs for this PR."])
@@ -212,38 +296,52 @@ def _envelope(report: Report) -> list[str]:
 def _collapsed_blocks(report: Report, rows: int, full: bool) -> list[str]:
     blocks: list[str] = []
     old = pre_existing_problems(report)
-    if old:
-        body = [f"{len(old)} found at the base (`{short(report.base)}`) as well: {by_rule(old)}."
-                + ("" if full else " The check run says what each is."), ""]
+    old_infos = [f for f in infos(report) if f.baseline == "unchanged"]
+    if (old or old_infos) and not full:
+        # what the base had is counted, not listed: the check run lists it
+        parts = [f"{plural(n, word)} ({by_rule(found)})" for n, word, found in (
+            (len(old), "finding", old),
+            (len(old_infos), "info", old_infos)) if found]
+        blocks.append(f"Already on the base (`{short(report.base)}`), not this PR's: "
+                      + " · ".join(parts) + "; the check run lists them.")
+    elif old:
+        body = [f"{len(old)} found at the base (`{short(report.base)}`) as well: {by_rule(old)}.", ""]
         alike = twins(old)
         for f in old[:rows]:
-            body.extend(_finding(f, full=False, message=full, alike=alike))
+            body.extend(_finding(f, full=False, message=True, alike=alike))
         if len(old) > rows:
             body.append(f"- …and {len(old) - rows} more.")
         blocks.append(_details(f"Already on the base: {plural(len(old), 'finding')} ({by_rule(old)})", body))
     quiet = not_dispatched(report)
     if quiet:
         carried = report.repo_ci.labels if report.repo_ci is not None else ()
-        groups = Counter((t.backend, why_not_run(t, carried), t.tier or "direct") for t in quiet)
+        groups = Counter((t.backend, why_not_run(t, carried), _through(t)) for t in quiet)
         body = grid(["Backend", "Not run because", "Touched through", "Tests"], [
             [b, why, tier, str(n)] for (b, why, tier), n in sorted(groups.items(), key=lambda kv: -kv[1])])
         body.append("")
-        for t in quiet[:rows]:
+        listed = rows if full else SHORT_LIST
+        for t in quiet[:listed]:
             reason = (": " + (prose(t.reasons[0]) if t.reasons else t.change)) if full else ""
             body.append(f"- {code(t.path)} {code(t.suite or '?')}{reason}")
-        if len(quiet) > rows:
-            body.append(f"- …and {len(quiet) - rows} more.")
+        if len(quiet) > listed:
+            body.append(f"- …and {len(quiet) - listed} more" + ("." if full else ", in the check run."))
         blocks.append(_details(f"{plural(len(quiet), 'more test')} touched, not dispatched", body))
-    if report.tables:
+    tables = report.tables if full else shown_tables(report)
+    if tables:
         shown = rows if full else SHORT_TABLES
         body = [launches_line(report) or ""]
-        for table in report.tables[:shown]:
+        for table in tables[:shown]:
             body.extend(_table(table, rows))
-        if len(report.tables) > shown:
-            body.extend(["", f"…and {len(report.tables) - shown} more tables"
+        left = len(report.tables) - min(shown, len(tables))
+        if left:
+            body.extend(["", f"…and {plural(left, 'more table')}"
                          + ("." if full else ", in the check run.")])
-        blocks.append(_details(f"Launch and pin tables ({len(report.tables)})", body))
+        blocks.append(_details(f"Launch and pin tables ({len(tables)} of {len(report.tables)})"
+                               if len(tables) < len(report.tables) else
+                               f"Launch and pin tables ({len(tables)})", body))
     notes = infos(report)
+    if not full and report.mode == "analyze":
+        notes = [f for f in notes if f.baseline != "unchanged"]  # the base's are counted
     if notes:
         body = []
         alike = twins(notes)

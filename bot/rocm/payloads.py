@@ -23,7 +23,7 @@ HELP = """**rocmbot commands** (the first line of a PR comment):
 - `/run-amd all`: run every enabled ROCm test of the per-PR suites
 - `/run-amd <test path> [...]`: run those tests
 - `/run-amd cancel`: cancel this PR's ROCm runs in flight
-- `/run-amd --force`: run despite error findings (maintainers)
+- `/run-amd --force`: run despite error findings, the held tests too (maintainers)
 - `/approve-amd`: approve the waiting ROCm runs of the current head (maintainers)
 - `/run-amd help`: this message"""
 
@@ -311,6 +311,14 @@ def unknown_reply(text: str, suggestion: str | None) -> str:
 
 
 NOTHING_IN_FLIGHT = "No ROCm run of this PR is in flight."
+
+
+def held_reason(held: Sequence[SelectedTest]) -> str:
+    """Why a plain `/run-amd` has nothing to run: every selected test is held."""
+    paths = ", ".join(capped([f"`{t.path}`" for t in held]))
+    return (f"{paths} {'is' if len(held) == 1 else 'are'} held: a new error in "
+            f"{'its' if len(held) == 1 else 'their'} launch (see the summary) would fail the "
+            "run after it takes the GPUs. Fix it, or a maintainer can `/run-amd --force`.")
 
 
 def waiting_reply(reason: str, config: DispatchConfig) -> str:

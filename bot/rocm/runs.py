@@ -194,6 +194,12 @@ class RocmRuns:
             failed = payloads.refusal_check(head, refusal.reason, refusal.rule)
             self._effects.make_check(key, self.repo, failed)
 
+    def not_sent(self, tests: Sequence[SelectedTest]) -> list[SelectedTest]:
+        """The tests no dispatch of the current head has sent yet (each by suite and path)."""
+        head = self.pr.head_sha
+        sent = {(d.suite, path) for d in self._store.for_pr(self.repo, self.number, head) for path in d.tests}
+        return [t for t in tests if (t.suite, t.path) not in sent]
+
     def after_relabel(self, before: Selection | None, tests: Sequence[SelectedTest],
                       failing: Sequence[str]) -> None:
         """The head was analysed again because its labels changed (what the repository's own CI
@@ -201,9 +207,7 @@ class RocmRuns:
         otherwise the tests no dispatch of this head has run go as after a push."""
         if before is not None and before.holds(tests):
             return
-        head = self.pr.head_sha
-        sent = {(d.suite, path) for d in self._store.for_pr(self.repo, self.number, head) for path in d.tests}
-        rest = [t for t in tests if (t.suite, t.path) not in sent]
+        rest = self.not_sent(tests)
         if rest:
             self.after_analysis(rest, failing)
 

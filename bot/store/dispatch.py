@@ -7,7 +7,7 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -84,6 +84,7 @@ class Selection:
     gpu_minutes: float
     check_run_id: int | None
     state: str
+    held: list[SelectedTest] = field(default_factory=list)  # selected, but with a new error
 
     def holds(self, tests: Sequence[SelectedTest]) -> bool:
         """Whether this is a selection of the same tests (each by suite and path)."""
@@ -200,11 +201,14 @@ class DispatchStore:
         tests: list[SelectedTest],
         failing: list[str],
         state: str,
+        held: Sequence[SelectedTest] = (),
     ) -> None:
-        """The head's selection, and the tests whose launch has error findings."""
+        """The head's selection, the tests whose launch has error findings, and those held
+        from the selection for a new error (which `/run-amd --force` runs)."""
         now = time.time()
         failing = sorted(set(failing))
-        data = {"tests": [t.as_dict() for t in tests], "failing": failing}
+        data = {"tests": [t.as_dict() for t in tests], "failing": failing,
+                "held": [t.as_dict() for t in held]}
         values = {
             "author": author,
             "tests": json.dumps(data),
@@ -233,10 +237,10 @@ class DispatchStore:
             return None
         m = row._mapping
         data = json.loads(m["tests"])
-        tests = [
+        tests, held = ([
             SelectedTest(t["path"], t["suite"], t["est_time"], t["gpus"], t.get("tier", "direct"))
-            for t in data["tests"]
-        ]
+            for t in data.get(key, [])
+        ] for key in ("tests", "held"))
         return Selection(
             repo,
             pr,
@@ -247,6 +251,7 @@ class DispatchStore:
             m["gpu_minutes"],
             m["check_run_id"],
             m["state"],
+            held,
         )
 
     def prs_of_head(self, repo: str, head: str) -> list[int]:

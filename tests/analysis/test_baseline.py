@@ -89,7 +89,10 @@ def test_an_error_the_base_had_is_unchanged_and_does_not_fail_the_pr(git_repo: G
     assert report.new_errors == [] and report.exit_code == 0
     assert "(already on the base)" in text.render(report)
     shown = markdown.render(report)  # reported, one click away, not failed
-    assert shown.startswith("### ✅ no new problems") and "<summary>Already on the base: " in shown
+    assert shown.startswith("### ✅ no new problems")
+    assert "Already on the base (`" in shown and "PAR002 ×" in shown  # counted, listed in the check
+    full = markdown.render(report, full=True)
+    assert "<summary>Already on the base: " in full and "PAR002" in full
 
 
 PIN_FILES = {

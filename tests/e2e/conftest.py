@@ -86,6 +86,11 @@ class World:
     def comments(self, pr: PullRequest) -> list[Any]:
         return self.sim.state.comments_on(self.repo, pr.number)
 
+    def summary(self, pr: PullRequest) -> str:
+        """The body of the PR's sticky summary comment (empty when there is none)."""
+        found = [c.body for c in self.bot_comments(pr) if c.body.startswith("<!-- rocmbot:summary")]
+        return found[-1] if found else ""
+
     def bot_comments(self, pr: PullRequest) -> list[Any]:
         return [c for c in self.comments(pr) if c.user.login.endswith("[bot]")]
 

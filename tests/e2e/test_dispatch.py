@@ -85,8 +85,10 @@ def test_new_errors_of_a_test_it_would_not_run_do_not_stop_automatic_dispatch(wo
 def test_error_findings_block_dispatch_until_a_maintainer_forces(world: World) -> None:
     pr = _opened(world, {MOE: BAD})
     assert _runs(world) == []
+    summary = world.summary(pr)
+    assert "**Held**: 1 test has a new error (PAR002)" in summary and "`/run-amd --force`" in summary
     dev = _comment(world, pr, "/run-amd", "dev")
-    assert "has error findings" in _replies(world, pr)[-1] and "confused" in _reactions(world, dev)
+    assert f"`{MOE}` is held" in _replies(world, pr)[-1] and "confused" in _reactions(world, dev)
     _comment(world, pr, "/run-amd --force", "dev")
     assert "`--force` may be used by people with maintain or admin" in _replies(world, pr)[-1]
     replies = _replies(world, pr)
@@ -94,6 +96,23 @@ def test_error_findings_block_dispatch_until_a_maintainer_forces(world: World) -
     assert len(_runs(world)) == 1
     assert {"eyes", "rocket"} <= set(_reactions(world, lead))
     assert _replies(world, pr) == replies  # a success posts no comment: the reaction and the check say it
+
+
+def test_a_held_test_stays_out_of_the_runs_until_forced(world: World) -> None:
+    pr = _opened(world, {MOE: BAD, SHORT: GOOD})
+    # the test with a new error is held; the other one runs as it would have
+    assert [r.inputs["tests"] for r in _runs(world)] == [SHORT]
+    summary = world.summary(pr)
+    runs = summary.split("<!-- rocmbot:runs -->")[1].split("<!-- rocmbot:/runs -->")[0]
+    assert SHORT in runs and MOE not in runs
+    assert f"- `{MOE}` `stage-c-4-gpu-mi350`: **PAR002**" in summary
+    _comment(world, pr, "/run-amd", "lead")  # a plain command: what was selected, not the held
+    assert [r.inputs["tests"] for r in _runs(world)] == [SHORT]
+    _comment(world, pr, f"/run-amd {MOE}", "dev")
+    assert "has error findings" in _replies(world, pr)[-1]  # named: refused without --force
+    forced = _comment(world, pr, "/run-amd --force", "lead")
+    assert sorted(r.inputs["tests"] for r in _runs(world)) == [MOE, SHORT]
+    assert "rocket" in _reactions(world, forced)
 
 
 def test_an_untrusted_author_waits_for_a_maintainer(world: World) -> None:
@@ -262,7 +281,7 @@ def test_a_successful_command_posts_no_comment_and_repeated_refusals_make_one_re
     pr = _opened(world, {MOE: BAD})
     refused = [_comment(world, pr, "/run-amd", "dev") for _ in range(5)]
     (reply,) = _replies(world, pr)
-    assert reply.startswith("Not dispatched: ") and "has error findings" in reply
+    assert reply.startswith("Not dispatched: ") and f"`{MOE}` is held" in reply
     assert "The same answer to 5 commands on this head." in reply
     assert all("confused" in _reactions(world, c) for c in refused)
     forced = _comment(world, pr, "/run-amd --force", "lead")

@@ -64,8 +64,9 @@ def _report(mode: str = "analyze") -> Report:
 
 def test_json_is_schema_1_with_exactly_the_documented_keys() -> None:
     doc = json.loads(FORMATS["json"](_report()))
-    assert list(doc) == ["schema", "base", "head", "tests", "selected", "findings", "skipped",
-                         "dispatch_mode", "dispatch_reason", "repo_ci", "unreached"]
+    assert list(doc) == ["schema", "base", "head", "tests", "selected", "findings", "held",
+                         "pin_changes", "skipped", "dispatch_mode", "dispatch_reason", "repo_ci",
+                         "unreached"]
     assert doc["schema"] == 1
     assert list(doc["tests"][0]) == [
         "path",
@@ -105,7 +106,8 @@ def test_markdown_lets_no_mention_link_or_html_through() -> None:
     assert "](https://" not in body and "https://" not in body
     assert body.startswith("### ❌ 1 new error · 2 new warnings\n")
     assert "| `tests/test_@octocat.py` |" in rendered
-    row = next(line for line in rendered.splitlines() if line.startswith("| `tests/"))
+    full = markdown.render(_report(), full=True)  # the check run's: the markers table too
+    row = next(line for line in full.splitlines() if line.startswith("| `tests/"))
     assert len(re.findall(r"(?<!\\)\|", row)) == 7  # six cells, whatever the text held
     assert "about 107 GPU-minutes" in body
     assert "**Launches of @\u200bteam**" in body

@@ -25,6 +25,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from bot.analysis.findings import Finding
+from bot.analysis.pins.changes import PinChange, pin_changes
 from bot.analysis.pins.collect import Inventory
 from bot.analysis.pins.compare import Comparison
 from bot.analysis.pins.conditions import complementary
@@ -37,7 +38,8 @@ from bot.analysis.report import Table
 from bot.analysis.requirements import canonicalize_name
 from bot.analysis.snapshot import Derived, Snapshot
 
-__all__ = ["DOCKERFILE_GLOBS", "PinGroup", "PinOutcome", "analyze_pins", "complementary",
+__all__ = ["DOCKERFILE_GLOBS", "PinChange", "PinGroup", "PinOutcome", "analyze_pins",
+           "changes_between", "complementary",
            "describe_groups", "group_files", "hardware", "is_rocm_name", "ref_kind"]
 
 
@@ -101,6 +103,20 @@ def analyze_pins(snapshot: Snapshot, changed: Collection[str] | None) -> PinOutc
         findings = [_anchored(r, changes) for r in analysis.results if r.paths & changes]
         tables = [table(c) for c in analysis.checked if c.inventory.group.files & changes]
     return PinOutcome(findings, environment, tables)
+
+
+def changes_between(base: Snapshot, head: Snapshot, changed: Collection[str]) -> list[PinChange]:
+    """The pins the ``changed`` files add, change or remove, with whether their places agree
+    at the head (see :mod:`.changes`)."""
+    changes = set(changed)
+    after = _analysis(head)
+    if not any(g.files & changes for g in after.groups):
+        return []
+    before = _analysis(base)
+    return pin_changes({c.inventory.group.name: c.inventory for c in before.checked},
+                       {c.inventory.group.name: c.inventory for c in after.checked
+                        if c.inventory.group.files & changes},
+                       after.results, changes)
 
 
 def _anchored(result: Result, changes: set[str]) -> Finding:
