@@ -90,7 +90,7 @@ def test_an_error_the_base_had_is_unchanged_and_does_not_fail_the_pr(git_repo: G
     assert "(already on the base)" in text.render(report)
     shown = markdown.render(report)  # reported, one click away, not failed
     assert shown.startswith("### ✅ no new problems")
-    assert "Already on the base (`" in shown and "PAR002 ×" in shown  # counted, listed in the check
+    assert "Already on the base (`" in shown and "PAR002 \u00d7" in shown  # counted; the check lists
     full = markdown.render(report, full=True)
     assert "<summary>Already on the base: " in full and "PAR002" in full
 
