@@ -666,8 +666,11 @@ def _followed(snapshot: Snapshot, marker: Marker, found: list[servers.Server],
     another may read (what each launch is given may then depend on their order)."""
     launchers = frozenset(snapshot.config.launch.servers)
     module = snapshot.sources.module(marker.path)
-    doubtful = [s for s in found if s.form in launchers and _unknowns(s) and
-                isinstance(module, Module) and servers.reached_directly(module, s.line)]
+    open_ = [s for s in found if s.form in launchers and _unknowns(s)]
+    if not open_ or not isinstance(module, Module):
+        return found
+    direct = servers.reached_directly(module, {s.line for s in open_})
+    doubtful = [s for s in open_ if s.line in direct]
     if not doubtful:
         return found
     result, calls = _run_cases(snapshot, marker)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -1001,27 +1001,35 @@ _RUNNER_CALLS = frozenset({"setUp", "setUpClass", "tearDown", "tearDownClass", "
                            "setup_class", "setUpModule"})
 
 
-def reached_directly(module: Module, line: int) -> bool:
-    """Whether every way the code at ``line`` can be reached is a call the evaluator
-    follows: the functions around it (and those that call them, by name) are test functions,
-    set-ups, fixtures or the module's top level, or are only ever called, never handed on
+def reached_directly(module: Module, lines: Collection[int]) -> set[int]:
+    """Those of ``lines`` every way to which is a call the evaluator follows: the functions
+    around the line (and those that call them, by name) are test functions, set-ups,
+    fixtures or the module's top level, or are only ever called, never handed on
     (``executor.map(self._launch, sizes)``, a callback) or named in a string."""
     defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    called: set[int] = set()  # ids of the Name / Attribute nodes in a call's function position
+    names: list[tuple[str, ast.AST]] = []
+    texts: set[str] = set()
     for node in ast.walk(module.tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             defs.setdefault(node.name, []).append(node)
-    called: set[int] = set()  # ids of the Name / Attribute nodes in a call's function position
-    uses: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.Call):
+        elif isinstance(node, ast.Call):
             called.add(id(node.func))
-        name = node.id if isinstance(node, ast.Name) else \
-            node.attr if isinstance(node, ast.Attribute) else None
-        if name is not None and name in defs:
+        elif isinstance(node, ast.Name):
+            names.append((node.id, node))
+        elif isinstance(node, ast.Attribute):
+            names.append((node.attr, node))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            texts.add(node.value)
+    uses: dict[str, list[ast.AST]] = {}
+    for name, node in names:
+        if name in defs:
             uses.setdefault(name, []).append(node)
-    texts = {n.value for n in ast.walk(module.tree)
-             if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return {line for line in lines if _reached(line, defs, uses, called, texts)}
 
+
+def _reached(line: int, defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]],
+             uses: dict[str, list[ast.AST]], called: set[int], texts: set[str]) -> bool:
     def enclosing(at: int) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         return [d for found in defs.values() for d in found
                 if d.lineno <= at <= (d.end_lineno or d.lineno)]
@@ -1041,6 +1049,7 @@ def reached_directly(module: Module, line: int) -> bool:
                     return False  # handed on: it may be called any way, any number of times
                 todo.append(getattr(use, "lineno", 0))
     return True
+
 
 def from_call(call: ExternalCall, path: str) -> Server:
     """The server a launcher call reached by the evaluator starts (see

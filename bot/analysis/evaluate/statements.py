@@ -289,8 +289,8 @@ class StatementsMixin(Core):
         """A branch left early under an undecided condition: what follows is guarded."""
         if isinstance(signal, Return):
             scope.pending.append((signal.value, cond))
-        elif isinstance(signal, Break) and self.loops:
-            self.loops[-1].append(cond)
+        elif isinstance(signal, Break) and self.loops and cond not in self.loops[-1]:
+            self.loops[-1].append(cond)  # (each iteration may add it again: once is enough)
         self.guards.append(f"not ({cond})")
 
     def _s_match(self, node: ast.Match, scope: Scope) -> None:
