@@ -250,6 +250,7 @@ def inline_comments(
     seen = set(posted)
     anchors = {path: diff_anchors(patch) for path, patch in patches.items()}
     out: list[Inline] = []
+    at: dict[tuple[str, int | None, str, int], int] = {}  # a finding's place -> its comment
     for key, f in finding_keys(report).items():
         if f.severity is Severity.INFO or f.baseline == "unchanged" or not f.path or key in seen:
             continue
@@ -271,10 +272,13 @@ def inline_comments(
         lines.extend(prose(d) for d in f.details)
         if f.fix:
             lines.append(f"**Fix**: {prose(f.fix)}")
-        # a second finding of one fingerprint (a test's CUDA and ROCm launches failing alike)
-        # joins the first one's comment with what it says differently
-        earlier = next((n for n, c in enumerate(out) if _same(c.keys[0]) == _same(key)), None)
+        # findings of one place share their cause (a TP size a harness sets breaks four
+        # rules; a test's CUDA and ROCm launches fail alike): one comment, each rule with
+        # its message and fix, what they say alike said once
+        origin = (f.path, f.line, path, line)
+        earlier = at.get(origin)
         if earlier is None:
+            at[origin] = len(out)
             out.append(Inline(path, line, "\n\n".join(lines), (key,)))
             continue
         c = out[earlier]

@@ -111,3 +111,23 @@ def test_a_dispatch_replaces_the_runs_section_of_the_posted_summary() -> None:
     assert with_runs(with_runs(after, runs), runs) == after  # replaced, never added
     check_rendered(after, report)
     assert with_runs("no section here", runs) == "no section here"
+
+
+def test_findings_of_one_line_make_one_comment_with_each_rule_and_fix() -> None:
+    # TP 2 -> 3 in a harness breaks four rules at the line that sets it
+    context = "Launch of `t.py`: TP3 PP1, W=4 on a 4-GPU runner."
+    found = [replace(finding(rule, "t.py", 3, f"{rule} says so.", fix=f"`tp={n}`", test="t.py",
+                             details=(context, f"only {rule}")), baseline="new")
+             for n, rule in enumerate(["PAR001", "PAR002", "PAR010", "PAR011"])]
+    other = replace(finding("PAR003", "t.py", 2, "Too many ranks.", test="t.py"), baseline="new")
+    comments = inline_comments(_report(*found, other), {"t.py": PATCH}, [])
+    assert sorted((c.path, c.line) for c in comments) == [("t.py", 2), ("t.py", 3)]
+    (one,) = [c for c in comments if c.line == 3]
+    assert one.keys == tuple(fingerprints(found))  # each finding is remembered as posted
+    for n, rule in enumerate(["PAR001", "PAR002", "PAR010", "PAR011"]):
+        assert f"**{rule}**" in one.body and f"{rule} says so." in one.body
+        assert f"**Fix**: `tp={n}`" in one.body and f"only {rule}" in one.body
+    assert one.body.count(context.replace("`", "")) <= 1 and one.body.count("TP3 PP1") == 1
+    # posted once: none of them comes back
+    assert inline_comments(_report(*found, other), {"t.py": PATCH}, [*one.keys]) == [
+        c for c in comments if c.line == 2]
