@@ -596,8 +596,8 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
     )
     from bot.analysis.ci.envelope import complement
 
-    complement(report, ci_index(head_snap), head_snap.config.dispatch.mode, entries, changes, labels)
     report.selected, report.held = _hold(report.selected, report.findings)
+    complement(report, ci_index(head_snap), head_snap.config.dispatch.mode, entries, changes, labels)
     if touched:
         report.pin_changes = pins.changes_between(base_snap, head_snap, changes)
     return report

@@ -190,7 +190,8 @@ def summary_body(
 ) -> tuple[str, SummaryState]:
     """The sticky comment for this head: the marker, the markdown report (with what the last
     push had that no finding of this head still has, and the runs dispatched), the state."""
-    keys = finding_keys(report)
+    # infos are no problem: none is reported resolved, so the state does not keep them
+    keys = {k: f for k, f in finding_keys(report).items() if f.severity is not Severity.INFO}
     # what the state remembers is bounded: a report past STATE_FINDINGS lists as resolved only
     # the first ones
     now = {k: f"{f.rule} at {where(f)}"[:STATE_DESCRIPTION] for k, f in list(keys.items())[:STATE_FINDINGS]}

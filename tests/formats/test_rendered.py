@@ -18,6 +18,7 @@ from bot.analysis.report import Report, Selected, Table, TestEntry
 from bot.analysis.tree import GitRepository
 from bot.cli import main
 from bot.cli.demo import build_example
+from bot.formats import markdown
 from bot.github.publish import (
     MAX_COMMENT,
     STATE_PREFIX,
@@ -26,7 +27,7 @@ from bot.github.publish import (
     check_output,
     summary_body,
 )
-from tests.formats import big_pr
+from tests.formats import big_pr, seed_pr
 
 OPEN_BUDGET = 8_000  # what shows before the first `<details>`
 VOID = frozenset({"br", "hr", "img", "input"})
@@ -138,3 +139,71 @@ def test_a_huge_report_is_cut_by_whole_sections_and_points_to_the_check_run() ->
     full = check_output(report)["summary"]
     assert "rocmbot analyze --format json" in full
     check_rendered(full, report, open_budget=65_000, longest=65_000)
+
+
+@pytest.fixture(scope="module")
+def seed(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    root = tmp_path_factory.mktemp("seed") / "repo"
+    return _analysed(root, *seed_pr.build(root))
+
+
+def test_the_seed_pr_summary_says_what_it_changed_within_8000_characters(seed: Report) -> None:
+    body, _ = summary_body(seed, SummaryState(), [])
+    check_rendered(body, seed)
+    assert len(body) <= 8_000
+    assert body.splitlines()[1].startswith("### ✅ no new problems · 4 ROCm tests will run")
+    shown = body.split("<details>", 1)[0]
+    # numba, its three places, and that they agree
+    assert ("- `numba==0.65.1` pin **added**: `docker/Dockerfile.rocm:4`, `rocm-ci.yml` (steps "
+            "`Install dependencies`, `Install (miles only)`) — consistent") in shown
+    # the four re-enabled tests, the fixed grid, and their runs, before any <details>
+    for n in seed_pr.REENABLED:
+        assert f"- `{seed_pr.test_path(n)}` (rocm, `stage-c-4-gpu-mi350`): **enabled**" in shown
+        assert f"| `{seed_pr.test_path(n)}` | `stage-c-4-gpu-mi350` | direct |" in shown
+    assert "**enabled** (`ep 4 -> 2`); launch checked, valid" in shown
+    # the base's 36 infos: counted in one line, none listed
+    assert "not this PR's: 36 infos (REG001 \u00d736)" in body
+    assert "suite-not-run" not in body and "REG001:" not in body  # nor kept in the state
+    (change,) = seed.pin_changes
+    assert (change.package, change.kind, change.consistent) == ("numba", "added", True)
+
+
+def test_the_seed_pr_keeping_ep_4_holds_that_test(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    report = _analysed(root, *seed_pr.build(root, keep_ep=True))
+    grid = seed_pr.test_path(seed_pr.GRID)
+    assert grid not in {s.path for s in report.selected} and len(report.selected) == 3
+    (held,) = report.held
+    assert (held.test.path, held.rule) == (grid, "PAR002")
+    body, _ = summary_body(report, SummaryState(), [])
+    runs = body.split(markdown.RUNS_START)[1].split(markdown.RUNS_END)[0]
+    assert grid not in runs
+    assert "**Held**: 1 test has a new error (PAR002): fix it, or a maintainer can " \
+           "`/run-amd --force`." in body
+
+
+def test_a_pin_a_pr_adds_in_one_place_only_is_said_not_consistent(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    base, _ = seed_pr.build(root)
+    # the workflow's pin taken back out of the second install step, and another version there
+    workflow = root / ".github/workflows/rocm-ci.yml"
+    text = workflow.read_text()
+    workflow.write_text(text.replace('-e . "numba==0.65.1" ', '-e . "numba==0.64.0" '))
+    big_pr._git(root, "commit", "-qam", "drift")
+    head = big_pr._git(root, "rev-parse", "HEAD")
+    report = _analysed(root, base, head)
+    (change,) = report.pin_changes
+    assert change.package == "numba" and not change.consistent and change.disagree == ("PIN001",)
+    assert "— **not consistent** (PIN001: see the problems above)" in markdown.render(report)
+    removed = _analysed(root, head, _removed(root))
+    assert [(c.package, c.kind) for c in removed.pin_changes] == [("numba", "removed")]
+
+
+def _removed(root: Path) -> str:
+    """A commit on top that takes numba out of every place."""
+    for path in ("docker/Dockerfile.rocm", ".github/workflows/rocm-ci.yml"):
+        full = root / path
+        full.write_text(full.read_text().replace('RUN pip install "numba==0.65.1"\n', "")
+                        .replace('"numba==0.65.1" ', "").replace('"numba==0.64.0" ', ""))
+    big_pr._git(root, "commit", "-qam", "no numba")
+    return big_pr._git(root, "rev-parse", "HEAD")
