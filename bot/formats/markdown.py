@@ -205,6 +205,25 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
+def _environment_lines(report: Report) -> list[str]:
+    """A changed workflow or image file that reaches the PR's ROCm tests: how many, and how
+    many of those run."""
+    reached: dict[str, list[TestEntry]] = {}
+    for t in report.tests:
+        if t.backend == "rocm" and t.tier == "environment" and t.trigger and t.change != "unchanged":
+            reached.setdefault(t.trigger, []).append(t)
+    chosen = {(s.path, s.suite) for s in report.selected}
+    out = []
+    for path, tests in sorted(reached.items()):
+        if path in report.unreached:
+            continue
+        runs = sum((t.path, t.suite) in chosen for t in tests)
+        out.append(f"- {code(path)} changed: it reaches {plural(len(tests), 'ROCm test')}, "
+                   + (f"{runs} of them in the runs below" if runs else "none of them run for this PR")
+                   + ".")
+    return out
+
+
 def _changes_block(report: Report, rows: int) -> str | None:
     """What this PR changes, one line each: its markers (with their launch), the launches
     whose values it changed, the pins it added, changed or removed (and whether every place
@@ -234,6 +253,7 @@ def _changes_block(report: Report, rows: int) -> str | None:
         lines.append(f"- {code(change.requirement)} pin **{change.kind}**: {places} — {agree}")
     for _, why in sorted(report.unreached.items()):
         lines.append(f"- {prose(why)}.")
+    lines.extend(_environment_lines(report))
     if not lines:
         return None
     shown = lines[:rows]

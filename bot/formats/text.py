@@ -108,6 +108,12 @@ def _summary(report: Report, in_scope: list[TestEntry], hidden: bool) -> str:
                      f"({report.gpu_minutes():.0f} GPU-minutes).")
         else:
             text += " ROCm runs to dispatch: none."
+        if report.held:
+            rules = ", ".join(sorted({h.rule for h in report.held}))
+            text += (f" Held for a new error in their launch ({rules}): "
+                     + ", ".join(plain(h.test.path) for h in report.held[:5])
+                     + (f" and {len(report.held) - 5} more" if len(report.held) > 5 else "")
+                     + "; `/run-amd --force` runs them.")
     else:
         text = f"rocmbot audit {short(report.head)}: {verdict(report)}. {markers}."
     checked = launches(report)
@@ -127,6 +133,15 @@ def render(report: Report, *, verbose: bool = False, color: bool = False) -> str
     in_scope = ([t for t in report.tests if t.change != "unchanged"] if report.mode == "analyze"
                 else list(report.tests))
     lines = _findings(report.findings, paint)
+    if report.pin_changes:
+        if lines:
+            lines.append("")
+        lines.append("Pins this change touched:")
+        for change in report.pin_changes:
+            agree = "consistent" if change.consistent else \
+                f"not consistent ({', '.join(change.disagree)})"
+            where = ", ".join(p.replace("`", "") for p in change.places) or "nowhere now"
+            lines.append(f"  {plain(change.requirement)} {change.kind}: {plain(where)} - {agree}")
     details = _details(report, in_scope)
     if verbose and details:
         if lines:

@@ -1,5 +1,6 @@
-"""Write the HTML pages that `make.sh` screenshots: the sticky summary comment of the demo's PR
-and of a generated 40-test environment PR, and that PR's check run, rendered by cmark-gfm
+"""Write the HTML pages that `make.sh` screenshots: the sticky summary comment of the demo's PR,
+of the replica of the PR rocmbot was born from (`tests/formats/seed_pr.py`) and of a generated
+40-test environment PR, and that PR's check run, rendered by cmark-gfm
 (GitHub's renderer) and styled with GitHub's markdown CSS (given as a path).
 
 Run: `.venv/bin/python docs/screenshots/render.py CSS OUT_DIR` (make.sh does it).
@@ -19,7 +20,7 @@ from bot.analysis.report import Report
 from bot.analysis.tree import GitRepository
 from bot.cli.demo import build_example
 from bot.github.publish import CHECK_NAME, SummaryState, check_output, conclusion, summary_body
-from tests.formats import big_pr
+from tests.formats import big_pr, seed_pr
 
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>{title}</title>
@@ -56,7 +57,9 @@ def main(css_path: str, out_dir: str) -> None:
     with tempfile.TemporaryDirectory(prefix="rocmbot-shots-") as tmp:
         demo = _report(Path(tmp) / "demo", *build_example(Path(tmp) / "demo"))
         big = _report(Path(tmp) / "big", *big_pr.build(Path(tmp) / "big"))
-    for name, report in (("summary-demo", demo), ("summary-environment-pr", big)):
+        seed = _report(Path(tmp) / "seed", *seed_pr.build(Path(tmp) / "seed"))
+    for name, report in (("summary-demo", demo), ("summary-seed-pr", seed),
+                         ("summary-environment-pr", big)):
         body, _ = summary_body(report, SummaryState(), [])
         head = "<b>rocmbot</b> <span>bot</span> commented"
         (out / f"{name}.html").write_text(page(name, head, body, css), encoding="utf-8")
@@ -66,6 +69,7 @@ def main(css_path: str, out_dir: str) -> None:
     # as a maintainer sees it after a click on its first collapsed section
     shown = page("check run", head, result["summary"], css).replace("<details>", "<details open>", 1)
     (out / "check-run-environment-pr.html").write_text(shown, encoding="utf-8")
+
 
 if __name__ == "__main__":
     main(*sys.argv[1:3])

@@ -408,35 +408,28 @@ def test_a_test_that_rebinds_a_module_variable_makes_the_order_matter() -> None:
     assert result.order == "a variable of the module (`global`)"
 
 
+HELPERS = """
+    class TestTP(CustomTestCase):
+        def _launch(self, tp):
+            popen_launch_server(M, U, other_args=["--tp", str(tp)])
+
+        def _helper(self, tp):
+            self._launch(tp)
+
+        def test_small(self):
+            self._helper(2)
+"""
+
+
 def test_a_launch_in_a_function_handed_on_keeps_the_syntax_answer(tmp_path: Path) -> None:
     # the pool calls `_launch` with 16 as well: only the direct call is followed
-    for handed in ("pool.map(self._launch, [16])", "getattr(self, '_launch')(16)",
-                   "self._later(self._launch)"):
-        outcome = _outcome(tmp_path / str(abs(hash(handed))), f"""
-            class TestTP(CustomTestCase):
-                def _launch(self, tp):
-                    popen_launch_server(M, U, other_args=["--tp", str(tp)])
-
-                def _helper(self, tp):
-                    self._launch(tp)
-
-                def test_small(self):
-                    self._helper(2)
-
-                def test_pool(self):
-                    {handed}
-        """)
+    for n, handed in enumerate(("pool.map(self._launch, [16])", "getattr(self, '_launch')(16)",
+                                "self._later(self._launch)")):
+        outcome = _outcome(tmp_path / str(n), HELPERS + f"""
+        def test_pool(self):
+            {handed}
+""")
         assert outcome.states == ("partial",), handed
         assert isinstance(outcome.servers[0].value("tp"), servers.Unresolved), handed
-    direct = _outcome(tmp_path / "direct", """
-        class TestTP(CustomTestCase):
-            def _launch(self, tp):
-                popen_launch_server(M, U, other_args=["--tp", str(tp)])
-
-            def _helper(self, tp):
-                self._launch(tp)
-
-            def test_small(self):
-                self._helper(2)
-    """)
+    direct = _outcome(tmp_path / "direct", HELPERS)
     assert direct.states == ("checked",) and _sizes(direct) == [(4, 2, 1, 1)]

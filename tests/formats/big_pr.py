@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from bot.cli.example import HARNESS, MODEL
@@ -94,6 +95,12 @@ def _git(root: Path, *args: str) -> str:
 
 def build(root: Path) -> tuple[str, str]:
     """The repository at ``root``: (base, head) commits."""
+    return commit_pair(root, files)
+
+
+def commit_pair(root: Path, files: Callable[..., dict[str, str]]) -> tuple[str, str]:
+    """A repository at ``root`` with ``files(head=False)`` committed, then
+    ``files(head=True)`` over it: (base, head) commits."""
     root.mkdir(parents=True, exist_ok=True)
     _git(root, "init", "-q", "-b", "main")
     revs = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.cli.example import HARNESS, MODEL
-from tests.formats.big_pr import _git
+from tests.formats.big_pr import commit_pair
 
 TESTS = 40
 REENABLED = (1, 2, 3, 5)
@@ -81,18 +81,7 @@ def files(*, head: bool, keep_ep: bool = False) -> dict[str, str]:
 
 def build(root: Path, *, keep_ep: bool = False) -> tuple[str, str]:
     """The repository at ``root``: (base, head) commits."""
-    root.mkdir(parents=True, exist_ok=True)
-    _git(root, "init", "-q", "-b", "main")
-    revs = []
-    for head in (False, True):
-        for path, text in files(head=head, keep_ep=keep_ep).items():
-            full = root / path
-            full.parent.mkdir(parents=True, exist_ok=True)
-            full.write_text(text, encoding="utf-8")
-        _git(root, "add", "-A")
-        _git(root, "commit", "-q", "-m", "head" if head else "base")
-        revs.append(_git(root, "rev-parse", "HEAD"))
-    return revs[0], revs[1]
+    return commit_pair(root, lambda head: files(head=head, keep_ep=keep_ep))
 
 
 def test_path(n: int) -> str:

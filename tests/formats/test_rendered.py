@@ -18,7 +18,7 @@ from bot.analysis.report import Report, Selected, Table, TestEntry
 from bot.analysis.tree import GitRepository
 from bot.cli import main
 from bot.cli.demo import build_example
-from bot.formats import markdown
+from bot.formats import markdown, text
 from bot.github.publish import (
     MAX_COMMENT,
     STATE_PREFIX,
@@ -161,11 +161,17 @@ def test_the_seed_pr_summary_says_what_it_changed_within_8000_characters(seed: R
         assert f"- `{seed_pr.test_path(n)}` (rocm, `stage-c-4-gpu-mi350`): **enabled**" in shown
         assert f"| `{seed_pr.test_path(n)}` | `stage-c-4-gpu-mi350` | direct |" in shown
     assert "**enabled** (`ep 4 -> 2`); launch checked, valid" in shown
+    # the images and workflows it changed, and whether they reach the PR's jobs
+    assert "- `docker/Dockerfile.rocm` changed; the PR's ROCm jobs run `rocm/miles:ci`" in shown
+    assert ("- `.github/workflows/rocm-ci.yml` changed: it reaches 36 ROCm tests, none of them "
+            "run for this PR.") in shown
     # the base's 36 infos: counted in one line, none listed
     assert "not this PR's: 36 infos (REG001 \u00d736)" in body
     assert "suite-not-run" not in body and "REG001:" not in body  # nor kept in the state
     (change,) = seed.pin_changes
     assert (change.package, change.kind, change.consistent) == ("numba", "added", True)
+    assert ("  numba==0.65.1 added: docker/Dockerfile.rocm:4, rocm-ci.yml (steps Install "
+            "dependencies, Install (miles only)) - consistent") in text.render(seed)
 
 
 def test_the_seed_pr_keeping_ep_4_holds_that_test(tmp_path: Path) -> None:
@@ -180,6 +186,8 @@ def test_the_seed_pr_keeping_ep_4_holds_that_test(tmp_path: Path) -> None:
     assert grid not in runs
     assert "**Held**: 1 test has a new error (PAR002): fix it, or a maintainer can " \
            "`/run-amd --force`." in body
+    said = " ".join(text.render(report).split())
+    assert f"Held for a new error in their launch (PAR002): {grid};" in said
 
 
 def test_a_pin_a_pr_adds_in_one_place_only_is_said_not_consistent(tmp_path: Path) -> None:
