@@ -236,7 +236,7 @@ def _changes_block(report: Report, rows: int) -> str | None:
             continue
         what: str = t.change if t.change in MARKER_CHANGES else "launch changed"
         if t.change == "suite":
-            what = next((prose(r) for r in t.reasons if "->" in r), "moved suite")
+            what = "moved"  # its reason says from which suite
         values = f" ({', '.join(code(v) for v in launch)})" if launch else ""
         verdict_ = _launch_verdict(report, t) if t.backend in ("rocm", "cuda") else ""
         said = [r for r in t.reasons if r not in launch]

@@ -20,6 +20,7 @@ from bot.analysis.report import Report, TestEntry
 from bot.analysis.snapshot import Derived, Snapshot
 from bot.analysis.tree import FolderTree, GitRepository
 from bot.cli.example import BASE_FILES
+from bot.formats import markdown
 from config.repo import defaults
 from tests.gitrepo import GitRepo
 
@@ -92,6 +93,9 @@ def test_suite_change_and_estimate_change(example: tuple[GitRepo, str]) -> None:
         "estimated time changed from 900 s to 1200 s",
     ]
     assert [s.path for s in report.selected] == [SHORT]
+    assert (f"- `{SHORT}` (rocm, `stage-c-4-gpu-mi350`): **moved**; launch checked, valid — "
+            "suite changed from stage-b-1-gpu-mi350 to stage-c-4-gpu-mi350; estimated time "
+            "changed from 900 s to 1200 s") in markdown.render(report)
 
 
 def test_added_and_removed_markers_and_files(example: tuple[GitRepo, str]) -> None:
