@@ -129,6 +129,9 @@ class DispatchConfig(_Model):
     budget_gpu_minutes_per_day: float = 4000.0
     allow_bots: bool = False
     allow_edited: bool = False
+    # more `/word` prefixes rocmbot answers as its own (with the closest of its commands);
+    # every other bot's command is left alone
+    command_prefixes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

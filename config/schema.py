@@ -105,6 +105,15 @@ class DispatchConfig(Model):
     budget_gpu_minutes_per_day: float = Field(default=4000, ge=0)
     allow_bots: bool = False
     allow_edited: bool = False
+    command_prefixes: list[str] = Field(default_factory=list)
+
+    @field_validator("command_prefixes")
+    @classmethod
+    def _prefixes(cls, value: list[str]) -> list[str]:
+        for prefix in value:
+            if not prefix.startswith("/") or len(prefix) < 2 or any(c.isspace() for c in prefix):
+                raise ValueError(f"a command prefix is a `/word` with no space: {prefix!r}")
+        return value
 
     @field_validator("trusted_teams", "maintainer_teams")
     @classmethod

@@ -9,7 +9,7 @@ from bot.core.events import Event
 from bot.github import keys
 from bot.github.context import HandlerContext
 from bot.rocm import payloads
-from bot.rocm.commands import VALID, Command, parse
+from bot.rocm.commands import VALID, Command, command_line, parse
 from bot.rocm.decide import Actor, Refusal, may_approve, may_cancel, may_request
 from bot.rocm.runs import RocmRuns
 from bot.service.router import Router
@@ -99,10 +99,17 @@ def answer_command(event: Event, ctx: HandlerContext) -> None:
     """Parse the comment; acknowledge, authorize the commenter, then act or say why not."""
     payload = event.payload
     comment = payload.get("comment") or {}
-    command = parse(str(comment.get("body") or ""))
-    if command is None or event.pr_number is None or event.repository is None or ctx.github is None:
+    body = str(comment.get("body") or "")
+    command = parse(body)
+    if event.pr_number is None or event.repository is None or ctx.github is None or (
+            command is None and command_line(body) is None):
         return
     runs = RocmRuns(ctx, event.repository, event.pr_number)
+    if command is None:  # another bot's `/command`, unless the repository makes it rocmbot's
+        prefixes = runs.config.dispatch.command_prefixes
+        command = parse(body, prefixes) if prefixes else None
+        if command is None:
+            return
     user = comment.get("user") or {}
     if (user.get("type") == "Bot" and not runs.config.dispatch.allow_bots) or (
         event.action == "edited" and not runs.config.dispatch.allow_edited

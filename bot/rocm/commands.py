@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,7 +20,9 @@ VALID = (
     "/approve-amd",
 )
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_NEAR = re.compile(r"^/(run|approve|rerun|amd|rocm)[\w-]*", re.IGNORECASE)
+OWN = ("/run-amd", "/approve-amd")  # the words rocmbot's commands start with
+# a word part that makes a command rocmbot's to answer, whatever else it says (`/rerun-amd`)
+_OWN_PARTS = frozenset({"amd", "rocm"})
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,33 @@ def _closest(text: str) -> str:
     return found[0] if found else "/run-amd"
 
 
-def parse(body: str) -> Command | None:
-    """The command a comment carries, or None when it carries none."""
+def _distance(a: str, b: str) -> int:
+    """Levenshtein distance of two short words."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
+
+
+def is_near(head: str, prefixes: Sequence[str] = ()) -> bool:
+    """Whether a `/word` that is none of rocmbot's commands is still rocmbot's to answer (with
+    the closest command): a slip of one of its words (`/runamd`, `/aprove-amd`: at most two
+    edits), a word with `amd` or `rocm` as a part (`/rerun-amd`, `/run-rocm`), or one of the
+    repository's ``prefixes`` (`dispatch.command_prefixes`). Any other bot's command
+    (`/rerun-failed-ci`, `/run-ci`, `/approve`) is not."""
+    word = head.lower().replace("_", "-")
+    if any(_distance(word, own) <= 2 for own in OWN):
+        return True
+    if _OWN_PARTS & set(re.split(r"[-.]", word[1:])):
+        return True
+    return any(word.startswith(p.lower()) for p in prefixes if p.startswith("/") and len(p) > 1)
+
+
+def parse(body: str, prefixes: Sequence[str] = ()) -> Command | None:
+    """The command a comment carries, or None when it carries none of rocmbot's (another
+    bot's command is not rocmbot's to answer: see :func:`is_near`)."""
     line = command_line(body or "")
     if line is None:
         return None
@@ -72,7 +100,7 @@ def parse(body: str) -> Command | None:
             return Command("approve", text=line)
         return Command("unknown", text=line, suggestion="/approve-amd")
     if head != "/run-amd":
-        if _NEAR.match(head):
+        if is_near(head, prefixes):
             return Command("unknown", text=line, suggestion=_closest(line))
         return None
     args = words[1:]

@@ -287,3 +287,18 @@ def test_a_successful_command_posts_no_comment_and_repeated_refusals_make_one_re
     forced = _comment(world, pr, "/run-amd --force", "lead")
     assert len(_runs(world)) == 1 and "rocket" in _reactions(world, forced)
     assert _replies(world, pr) == [reply]  # the dispatch is shown by the reaction and the check
+
+
+def test_other_bots_commands_are_left_alone_unless_the_repository_claims_them(
+        tmp_path: Path) -> None:
+    config = "dispatch:\n  command_prefixes: [/gpu-]\n"
+    for world in make_world(tmp_path, {WORKFLOW: TEMPLATE, ".github/rocmbot.yml": config}):
+        pr = _opened(world, {SHORT: GOOD})
+        before = _replies(world, pr)
+        others = [_comment(world, pr, body, "dev") for body in
+                  ("/rerun-failed-ci", "/run-ci", "/approve", "/rerun-test tests/x.py")]
+        assert all(_reactions(world, c) == [] for c in others)  # not even 👀
+        assert _replies(world, pr) == before
+        claimed = _comment(world, pr, "/gpu-run", "dev")
+        assert "confused" in _reactions(world, claimed)
+        assert "did you mean `/run-amd`?" in _replies(world, pr)[-1]

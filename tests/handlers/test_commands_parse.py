@@ -12,6 +12,7 @@ from bot.cli import main
 from bot.cli.ci_run import run
 from bot.rocm.commands import parse
 from bot.rocm.decide import workflow_problem
+from config.repo import parse_config
 
 TEMPLATE = Path(__file__).parents[2] / "config" / "workflows" / "rocm-targeted.yml"
 
@@ -44,7 +45,9 @@ def test_commands_parse(body: str, kind: str, paths: tuple[str, ...], force: boo
         ("/run-and", "/run-amd"),
         ("/runamd all", "/run-amd all"),
         ("/run-amd --bogus", "/run-amd"),
-        ("/approve", "/approve-amd"),
+        ("/aprove-amd", "/approve-amd"),
+        ("/run_amd", "/run-amd"),
+        ("/run-rocm all", "/run-amd all"),
         ("/approve-amd now", "/approve-amd"),
         ("/run-amd cancel --force", "/run-amd cancel"),
         ("/rerun-amd", "/run-amd"),
@@ -56,10 +59,20 @@ def test_near_misses_get_the_closest_command(body: str, suggestion: str) -> None
 
 
 @pytest.mark.parametrize(
-    "body", ["", "LGTM", "hello /run-amd", "    /run-amd", "```\n/run-amd\n```", "/lgtm"]
+    "body", ["", "LGTM", "hello /run-amd", "    /run-amd", "```\n/run-amd\n```", "/lgtm",
+             # other bots' commands, in repositories rocmbot serves: left alone
+             "/rerun-failed-ci", "/rerun-test tests/x.py", "/run-ci", "/approve", "/rerun-stage b",
+             "/tag-and-rerun-ci", "/gpu-run"]
 )
 def test_other_comments_carry_no_command(body: str) -> None:
     assert parse(body) is None
+
+
+def test_a_repository_can_make_more_prefixes_its_own() -> None:
+    command = parse("/gpu-run all", ["/gpu-"])
+    assert command is not None and command.kind == "unknown" and command.suggestion == "/run-amd all"
+    assert parse("/gpu-run", ["gpu"]) is None  # a prefix is a `/word`
+    assert parse("/rerun-failed-ci", ["/gpu-"]) is None
 
 
 def test_the_shipped_template_satisfies_the_dispatch_contract() -> None:
@@ -113,3 +126,12 @@ def test_ci_run_reports_each_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert main(["ci", "run", "--tests", "ok.py", "--runner", f"{sys.executable} -u"]) == 0
     assert main(["ci", "run", "--tests", " "]) == 2
     assert os.environ["GITHUB_STEP_SUMMARY"] == str(summary)
+
+
+def test_a_command_prefix_that_is_no_slash_word_is_a_problem_and_the_default_stands() -> None:
+    loaded = parse_config("dispatch:\n  command_prefixes: [gpu-, /ok]\n", ".github/rocmbot.yml")
+    assert loaded.config.dispatch.command_prefixes == []
+    assert any("a command prefix is a `/word` with no space: 'gpu-'" in str(p)
+               for p in loaded.problems)
+    fine = parse_config("dispatch:\n  command_prefixes: [/gpu-]\n", ".github/rocmbot.yml")
+    assert fine.config.dispatch.command_prefixes == ["/gpu-"] and not fine.problems
