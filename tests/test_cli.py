@@ -337,3 +337,33 @@ def test_ci_run_needs_only_the_standard_library(tmp_path: Path) -> None:
     dockerfile = (project / "Dockerfile.rocm").read_text()
     (install,) = [ln for ln in dockerfile.splitlines() if ln.startswith("RUN") and "/opt/rocmbot" in ln]
     assert "pip install --no-cache-dir --no-deps /opt/rocmbot" in install
+
+
+def test_analyze_compares_from_the_merge_base_as_a_pull_request_does(
+        git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli.example import BASE_FILES
+
+    git_repo.write_all(BASE_FILES)
+    start = git_repo.commit()
+    git_repo.git("checkout", "-q", "-b", "docs")
+    git_repo.write("README.md", "only the docs\n")
+    branch = git_repo.commit()
+    git_repo.git("checkout", "-q", "main")
+    short = "tests/e2e/megatron/test_short.py"
+    git_repo.write(short, BASE_FILES[short].replace('"stage-b-1-gpu-mi350"', '"stage-c-4-gpu-mi350"'))
+    moved_on = git_repo.commit()  # main moves on after the branch left it
+    argv = ["analyze", "--repo", str(git_repo.root), "--base", "main", "--head", branch,
+            "--format", "json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["base"] == start  # where the branch left main, not main's tip
+    assert all(t["change"] == "unchanged" for t in doc["tests"]) and doc["selected"] == []
+    assert main([*argv, "--exact-base"]) in (0, 1)
+    exact = json.loads(capsys.readouterr().out)
+    assert exact["base"] == moved_on  # the old meaning: main's tip, whose change reads reverted
+    assert any(t["change"] == "suite" for t in exact["tests"])
+    git_repo.git("checkout", "-q", "--orphan", "alone")
+    git_repo.write_all({**BASE_FILES, "README.md": "another history\n"})
+    alone = git_repo.commit("alone")
+    assert main(["analyze", "--repo", str(git_repo.root), "--base", "main", "--head", alone]) == 2
+    assert "share no history: give --exact-base" in capsys.readouterr().err

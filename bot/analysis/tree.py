@@ -102,6 +102,14 @@ class GitRepository:
             raise TreeError(f"unknown revision: {rev}")
         return proc.stdout.decode().strip()
 
+    def merge_base(self, a: str, b: str) -> str | None:
+        """The best common ancestor of two commit-ishes (what a PR of ``b`` into ``a`` is
+        diffed from), or None when they share no history."""
+        first, second = self.resolve(a), self.resolve(b)
+        proc = self._git("merge-base", first, second, check=False)
+        found = proc.stdout.decode().strip()
+        return found if proc.returncode == 0 and found else None
+
     def tree(self, rev: str) -> GitTree:
         """The tree of a commit-ish."""
         return GitTree(self, self.resolve(rev))

@@ -65,8 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("analyze", help="what a change from BASE to HEAD touches, and its findings")
     p.add_argument("--repo", default=".", metavar="PATH", help="a git repository, bare or not (default: .)")
-    p.add_argument("--base", required=True, metavar="REV", help="the revision the change starts from")
-    p.add_argument("--head", default="HEAD", metavar="REV", help="the revision it ends at (default: HEAD)")
+    _add_revisions(p)
     p.add_argument("--labels", metavar="A,B", type=_labels, default=None,
                    help="the PR's labels, for what the repository's own CI runs "
                    "(default: its CI label, if it has one, and no other)")
@@ -74,8 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("explain", help="for one test, why a change from BASE to HEAD runs it or not")
     p.add_argument("--repo", default=".", metavar="PATH", help="a git repository, bare or not (default: .)")
-    p.add_argument("--base", required=True, metavar="REV", help="the revision the change starts from")
-    p.add_argument("--head", default="HEAD", metavar="REV", help="the revision it ends at (default: HEAD)")
+    _add_revisions(p)
     p.add_argument("--labels", metavar="A,B", type=_labels, default=None,
                    help="the PR's labels (default: its CI label, if it has one, and no other)")
     p.add_argument("--config", metavar="FILE",
@@ -249,6 +247,15 @@ def _labels(text: str) -> frozenset[str]:
     return frozenset(label.strip() for label in text.split(",") if label.strip())
 
 
+def _add_revisions(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--base", required=True, metavar="REV",
+                   help="the branch the change goes into: it is compared from where HEAD left "
+                   "it (their merge base), as a pull request is")
+    p.add_argument("--head", default="HEAD", metavar="REV", help="the revision it ends at (default: HEAD)")
+    p.add_argument("--exact-base", action="store_true",
+                   help="compare from BASE itself, not from the merge base")
+
+
 def _analysis(args: argparse.Namespace) -> Report:
     from bot.analysis.engine import analyze
     from bot.analysis.tree import GitRepository, TreeError
@@ -256,8 +263,15 @@ def _analysis(args: argparse.Namespace) -> Report:
     loaded = _config_file(args.config)
     try:
         with GitRepository(args.repo) as repo:
-            base, head = repo.tree(args.base), repo.tree(args.head)
+            head = repo.tree(args.head)
             _require_files(head, f"revision {args.head} of {args.repo}")
+            start = args.base
+            if not args.exact_base:
+                start = repo.merge_base(args.base, args.head)
+                if start is None:
+                    raise UsageError(f"{args.base} and {args.head} share no history: give "
+                                     "--exact-base to compare them as they are")
+            base = repo.tree(start)
             return analyze(base, head, loaded=loaded, labels=args.labels)
     except TreeError as exc:
         raise UsageError(str(exc)) from exc
