@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
@@ -131,18 +130,6 @@ def shown_tables(report: Report) -> list[Table]:
     wanted = {(s.path, s.suite) for s in report.selected}
     wanted |= {(t.path, t.suite or "") for t in report.tests if launch_changed(t)}
     return [t for t in report.tables if t.marker is None or t.marker in wanted]
-
-
-_SUBJECT = re.compile(r"`([^`]{1,80})`")
-
-
-def subject(f: Finding) -> str | None:
-    """What a finding is about, in a word: the first name its message quotes (a package, a
-    suite, a flag), else its test."""
-    found = _SUBJECT.search(f.message)
-    if found:
-        return found.group(1)
-    return f.test if f.test and f.test != f.path else None
 
 
 def pre_existing(f: Finding) -> str:

@@ -30,7 +30,6 @@ from bot.formats.common import (
     pre_existing_problems,
     short,
     shown_tables,
-    subject,
     twins,
     verdict,
     verdict_icon,
@@ -83,14 +82,12 @@ def _details(summary: str, body: list[str]) -> str:
     return "\n".join([f"<details><summary>{html_prose(summary)}</summary>", "", *body, "", "</details>"])
 
 
-def _finding(f: Finding, *, full: bool, message: bool = True,
-             alike: frozenset[int] = frozenset()) -> list[str]:
+def _finding(f: Finding, *, full: bool, alike: frozenset[int] = frozenset()) -> list[str]:
     test = f" (test {code(f.test)})" if f.test and f.test != f.path else ""
     if id(f) in alike and f.suite:
         test += f" (suite {code(f.suite)})"
     where_ = code(where(f)) if f.path else where(f)
-    about = subject(f)
-    said = f": {prose(f.message)}" if message else (f" ({code(about)})" if about else "")
+    said = f": {prose(f.message)}"
     lines = [f"- {ICON[f.severity]} **{f.rule}** `{f.slug}` at {where_}{test}{said}"]
     if full:
         lines.extend(f"  - {prose(d)}" for d in f.details)
@@ -328,7 +325,7 @@ def _collapsed_blocks(report: Report, rows: int, full: bool) -> list[str]:
         body = [f"{len(old)} found at the base (`{short(report.base)}`) as well: {by_rule(old)}.", ""]
         alike = twins(old)
         for f in old[:rows]:
-            body.extend(_finding(f, full=False, message=True, alike=alike))
+            body.extend(_finding(f, full=False, alike=alike))
         if len(old) > rows:
             body.append(f"- …and {len(old) - rows} more.")
         blocks.append(_details(f"Already on the base: {plural(len(old), 'finding')} ({by_rule(old)})", body))
