@@ -198,6 +198,9 @@ class Sources:
         size = self.tree.size(path)
         if size is None:
             return None
+        if size < 0:  # listed, but its content is not in the repository
+            return Unreadable(path, None, "its content is missing from the repository "
+                              "(a partial or damaged copy): it was not read")
         if size > self.max_bytes:
             return Unreadable(path, None, f"skipped: {size} bytes is over the {self.max_bytes}-byte limit")
         data = self._ahead.take(path) if self._ahead is not None else None

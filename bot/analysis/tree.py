@@ -55,7 +55,10 @@ def git_blob_id(data: bytes) -> str:
 @dataclass(frozen=True, slots=True)
 class _Entry:
     blob: str
-    size: int
+    size: int  # MISSING when the repository does not have the blob
+
+
+MISSING = -1  # the size of a file whose content the repository does not have
 
 
 class GitRepository:
@@ -125,8 +128,10 @@ class GitRepository:
             mode, kind, blob, size = meta.split()
             if kind != b"blob" or mode == b"120000":  # submodules and symbolic links
                 continue
+            # a blob the repository does not have (a partial or damaged copy) has no size:
+            # git writes `-` or `BAD`; reading it then fails and the file is unreadable
             entries[name.decode("utf-8", errors="surrogateescape")] = _Entry(
-                blob.decode(), int(size)
+                blob.decode(), int(size) if size.isdigit() else MISSING
             )
         return entries
 

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.analysis.engine import audit
 from bot.analysis.tree import (
+    MISSING,
     FolderTree,
     GitRepository,
     GitTree,
@@ -164,3 +166,18 @@ def test_listing_an_object_that_is_not_a_commit_is_a_tree_error_with_gits_messag
     git_repo.commit()
     with GitRepository(git_repo.root) as repo, pytest.raises(TreeError, match="not a tree object"):
         repo.entries("0" * 40)
+
+
+def test_a_blob_the_repository_lacks_is_an_unreadable_file_not_a_crash(git_repo: GitRepo) -> None:
+    # a partial or damaged copy: `git ls-tree -l` lists the file with no size
+    git_repo.write_all({"tests/test_a.py": 'register_rocm_ci(60, "stage-b-1-gpu-mi350")\n',
+                        "README.md": "hi\n"})
+    sha = git_repo.commit()
+    blob = git_repo.git("rev-parse", f"{sha}:tests/test_a.py")
+    (git_repo.root / ".git/objects" / blob[:2] / blob[2:]).unlink()
+    with GitRepository(git_repo.root) as repo:
+        tree = repo.tree(sha)
+        assert tree.size("tests/test_a.py") == MISSING and tree.size("README.md") == 3
+        report = audit(tree)
+    (found,) = [f for f in report.findings if f.rule == "REG004"]
+    assert found.path == "tests/test_a.py" and "missing from the repository" in found.message
