@@ -197,7 +197,7 @@ def test_demo_keeps_stdout_parseable_in_every_format(
     elif fmt == "github":
         assert all(line.startswith("::") for line in out.splitlines())
     else:
-        assert out.startswith("### " if fmt == "markdown" else "2 errors\n")
+        assert out.startswith("### " if fmt == "markdown" else "rocmbot analyze ")  # the verdict
 
 
 @pytest.mark.parametrize("kind", ["a git repository", "a non-empty folder", "a file"])

@@ -8,7 +8,17 @@ import textwrap
 
 from bot.analysis.findings import Finding, Severity
 from bot.analysis.report import Report, Table, TestEntry
-from bot.formats.common import gpu_minutes, launches, minutes, pre_existing, short, twins, verdict
+from bot.formats.common import (
+    by_rule,
+    gpu_minutes,
+    launches,
+    minutes,
+    plural,
+    pre_existing,
+    short,
+    twins,
+    verdict,
+)
 
 WIDTH = 100
 _COLOURS = {Severity.ERROR: "1;31", Severity.WARNING: "1;33", Severity.INFO: "1;36"}
@@ -129,25 +139,36 @@ def _summary(report: Report, in_scope: list[TestEntry], hidden: bool) -> str:
 
 
 def render(report: Report, *, verbose: bool = False, color: bool = False) -> str:
+    """The verdict and what it rests on first, then the errors and warnings (in `analyze`, the
+    ones the change brought) in full; the infos and what the base already had are counted by
+    rule, listed with ``verbose``, as are the tests, the ROCm runs and the tables."""
     paint = _Paint(color)
     in_scope = ([t for t in report.tests if t.change != "unchanged"] if report.mode == "analyze"
                 else list(report.tests))
-    lines = _findings(report.findings, paint)
+    details = _details(report, in_scope)
+    lines = [_summary(report, in_scope, bool(details) and not verbose)]
+    old = [f for f in report.findings if f.baseline == "unchanged"]
+    notes = [f for f in report.findings if f.severity is Severity.INFO and f.baseline != "unchanged"]
+    shown = report.findings if verbose else \
+        [f for f in report.findings if f.severity is not Severity.INFO and f.baseline != "unchanged"]
+    if shown:
+        lines.extend(["", *_findings(shown, paint)])
+    counted = [] if verbose else [
+        text for text, found in ((f"{plural(len(old), 'finding')} the base already had "
+                                  f"({by_rule(old)})", old),
+                                 (f"{plural(len(notes), 'info')} ({by_rule(notes)})", notes))
+        if found]
+    if counted:
+        lines.extend(["", textwrap.fill("Not listed: " + "; ".join(counted) + ". Run with -v to "
+                                        "list them.", WIDTH, break_on_hyphens=False,
+                                        break_long_words=False)])
     if report.pin_changes:
-        if lines:
-            lines.append("")
-        lines.append("Pins this change touched:")
+        lines.extend(["", "Pins this change touched:"])
         for change in report.pin_changes:
             agree = "consistent" if change.consistent else \
                 f"not consistent ({', '.join(change.disagree)})"
             where = ", ".join(p.replace("`", "") for p in change.places) or "nowhere now"
             lines.append(f"  {plain(change.requirement)} {change.kind}: {plain(where)} - {agree}")
-    details = _details(report, in_scope)
     if verbose and details:
-        if lines:
-            lines.append("")
-        lines.extend(details)
-    if lines:
-        lines.append("")
-    lines.append(_summary(report, in_scope, bool(details) and not verbose))
+        lines.extend(["", *details])
     return "\n".join(lines) + "\n"

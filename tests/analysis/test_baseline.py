@@ -87,7 +87,8 @@ def test_an_error_the_base_had_is_unchanged_and_does_not_fail_the_pr(git_repo: G
     errors = [f for f in report.errors if f.rule == "PAR002"]
     assert errors and {f.baseline for f in errors} == {"unchanged"}
     assert report.new_errors == [] and report.exit_code == 0
-    assert "(already on the base)" in text.render(report)
+    assert "(already on the base)" in text.render(report, verbose=True)
+    assert "1 finding the base already had (PAR002" in text.render(report)  # counted
     shown = markdown.render(report)  # reported, one click away, not failed
     assert shown.startswith("### ✅ no new problems")
     assert "Already on the base (`" in shown and "PAR002 \u00d7" in shown  # counted; the check lists

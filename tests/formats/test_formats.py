@@ -148,35 +148,44 @@ def test_html_prose_keeps_the_spaces_around_code_elements() -> None:
 
 def test_text_format_names_rules_and_fixes() -> None:
     out = text.render(_report())
-    assert "  tests/test_@octocat.py\n    3: REG001 [suite-not-run] Suite" in out
-    assert "        fix: add it" in out
     assert "ROCm runs to dispatch: 1 (107 GPU-minutes)" in out
-    assert "Launches of @team" in text.render(_report(), verbose=True)
+    verbose = text.render(_report(), verbose=True)
+    assert "  tests/test_@octocat.py\n    3: REG001 [suite-not-run] Suite" in verbose
+    assert "        fix: add it" in verbose and "Launches of @team" in verbose
     audit_out = text.render(_report("audit"))
-    assert "\nrocmbot audit bbbbbbbbbbbb: 1 error · 2 warnings. 1 marker." in audit_out
+    assert audit_out.startswith("rocmbot audit bbbbbbbbbbbb: 1 error · 2 warnings. 1 marker.")
 
 
-def test_text_puts_findings_first_by_severity_and_file_then_one_paragraph() -> None:
+def test_text_puts_the_verdict_first_then_errors_and_warnings_and_counts_the_rest() -> None:
     report = _report()
     report.findings.append(finding("REG002", "a,b:c.py", 9, "again", severity=Severity.ERROR))
+    old = replace(finding("REG003", "old.py", 2, "the base had it"), baseline="unchanged")
+    note = replace(finding("REG001", "n.py", 1, "an info", severity=Severity.INFO), baseline="new")
+    report.findings.extend([old, note])
     out = text.render(report)
-    head, summary = out.split("\n\n")
+    summary, head, counted = out.rstrip("\n").split("\n\n")
+    assert summary.startswith(
+        "rocmbot analyze aaaaaaaaaaaa..bbbbbbbbbbbb: 2 new errors · 2 new warnings. 1 marker, 1")
+    assert " ".join(summary.split()).endswith("Run with -v to list the tests, the ROCm runs and the tables.")
     assert head.splitlines()[:4] == [
         "2 errors", "  a,b:c.py", "    7: REG002 [marker-not-literal] 100% wrong second line",
         "    9: REG002 [marker-not-literal] again"]
     assert head.index("2 warnings") > head.index("2 errors")
     assert "  (the repository)\n    REG003 [gpu-count-unknown] no location" in head
-    assert summary.startswith(
-        "rocmbot analyze aaaaaaaaaaaa..bbbbbbbbbbbb: 2 new errors · 2 new warnings. 1 marker, 1")
-    assert " ".join(summary.split()).endswith("Run with -v to list the tests, the ROCm runs and the tables.")
+    assert "an info" not in out and "the base had it" not in out  # counted, not listed
+    assert " ".join(counted.split()) == ("Not listed: 1 finding the base already had (REG003 \u00d71); "
+                                         "1 info (REG001 \u00d71). Run with -v to list them.")
     assert "tests/test_@octocat.py [stage-c-4-gpu-mi350" not in out
+    verbose = text.render(report, verbose=True)
+    assert "the base had it (already on the base)" in verbose and "an info" in verbose
+    assert "Not listed" not in verbose
 
 
 def test_text_lists_the_tests_runs_and_tables_with_verbose() -> None:
     out = text.render(_report(), verbose=True)
     tests = out.index("Tests changed or affected:\n  enabled     rocm tests/test_@octocat.py [stage-c-4")
     runs = out.index("ROCm runs to dispatch:\n  direct      tests/test_@octocat.py [stage-c-4-gpu-mi350, 27")
-    assert out.index("1 error") < tests < runs < out.index("Launches of @team") < out.index("rocmbot analyze")
+    assert out.index("rocmbot analyze") < out.index("1 error") < tests < runs < out.index("Launches of @team")
     assert "Run with -v" not in out
     audit = text.render(_report("audit"), verbose=True)
     assert "Tests:\n  rocm tests/test_@octocat.py:3 [stage-c-4-gpu-mi350, enabled]" in audit
