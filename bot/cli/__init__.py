@@ -431,10 +431,27 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _store() -> Store:
+def _store(*, existing: bool = False) -> Store:
+    """The configured store; ``existing``: for a command that reads what the service stored,
+    which must not make an empty database as it looks (a SQLite file is made on connecting)."""
+    from sqlalchemy.engine import make_url
+
     from bot.store.store import Store
 
-    return Store(_settings().database_url)
+    url = _settings().database_url
+    if existing:
+        parsed = make_url(url)
+        name = parsed.database or ""
+        if parsed.get_backend_name() == "sqlite" and name not in ("", ":memory:") and \
+                not Path(name).exists():
+            raise UsageError(f"no database at {name}: the service makes it when it starts "
+                             "(`rocmbot db upgrade` makes an empty one); ROCMBOT_DATABASE_URL "
+                             "names another")
+    store = Store(url)
+    if existing and store.revision() is None:
+        store.close()
+        raise UsageError("the database holds no rocmbot tables: `rocmbot db upgrade` makes them")
+    return store
 
 
 def _cmd_db(args: argparse.Namespace) -> int:
@@ -459,7 +476,7 @@ def _when(ts: float | None) -> str:
 def _cmd_deliveries(args: argparse.Namespace) -> int:
     import json
 
-    store = _store()
+    store = _store(existing=True)
     try:
         if args.deliveries_command == "list":
             for d in store.recent(args.status, args.limit):
@@ -493,7 +510,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     settings = _settings()
     if args.delivery:
-        store = _store()
+        store = _store(existing=True)
         try:
             record = store.get(args.delivery)
         finally:
@@ -513,7 +530,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         status, answer = replay_to_url(settings, args.url, event, body)
         sys.stdout.write(f"{status} {answer}\n")
         return EXIT_OK if status < 300 else EXIT_FINDINGS
-    sys.stdout.write(replay_dry_run(settings, build_router(), event, body, args.repo))
+    try:
+        sys.stdout.write(replay_dry_run(settings, build_router(), event, body, args.repo))
+    except ValueError as exc:  # a body the service would refuse: nothing to replay
+        raise UsageError(f"{args.file or args.delivery}: {exc}") from exc
     return EXIT_OK
 
 

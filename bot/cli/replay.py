@@ -31,7 +31,7 @@ def replay_to_url(settings: Settings, url: str, event: str, body: bytes) -> tupl
 def replay_dry_run(settings: Settings, router: Router, event: str, body: bytes,
                    repo_path: str | None = None) -> str:
     """Process the payload with ``router``'s handlers on a scratch store and describe what
-    they would have done. With ``repo_path`` (a local clone) GitHub is the local port: reads
+    they would have done (ValueError: the body is not a delivery). With ``repo_path`` (a local clone) GitHub is the local port: reads
     come from the clone, and writes are recorded and listed instead of sent."""
     from bot.cli.demo import describe_writes
     from bot.core.events import Event
@@ -43,7 +43,7 @@ def replay_dry_run(settings: Settings, router: Router, event: str, body: bytes,
         delivery = parse_delivery({"x-github-event": event, "x-github-delivery": "replay"}, body, [],
                                   verify=False)
     except WebhookError as exc:
-        return f"not a valid delivery: {exc.reason}\n"
+        raise ValueError(f"not a valid delivery: {exc.reason}") from exc
     ev = Event.from_payload(delivery.event, f"replay-{uuid.uuid4()}", delivery.payload)
     port: LocalPort | None = None
     if repo_path is not None:

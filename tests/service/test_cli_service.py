@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -76,8 +77,12 @@ def test_replay_dry_run_processes_in_process(tmp_path: Path, db_env: str,
     out = capsys.readouterr().out
     assert out.startswith("event pull_request.synchronize repository=octo/miles pr=8\n")
     file.write_text("[]")
-    assert main(["replay", str(file), "--event", "pull_request", "--dry-run"]) == 0
-    assert "not a valid delivery: payload must be a JSON object" in capsys.readouterr().out
+    assert main(["replay", str(file), "--event", "pull_request", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"rocmbot: error: {file}: not a valid delivery: payload must be a JSON object\n"
+    file.write_text("{bad")
+    assert main(["replay", str(file), "--event", "pull_request", "--dry-run"]) == 2
+    assert "not a valid delivery: body is not valid JSON" in capsys.readouterr().err
     assert main(["replay", "--dry-run"]) == 2
     assert main(["replay", str(tmp_path / "missing.json"), "--event", "x", "--dry-run"]) == 2
 
@@ -150,3 +155,20 @@ def test_replay_dry_run_against_a_local_clone_lists_what_would_be_posted(
     assert "handlers: handlers.review.review_pull_request" in out
     assert "- check run `rocmbot / analysis`: failure" in out
     assert "- summary comment on PR #1" in out
+
+
+def test_reading_deliveries_needs_a_database_and_never_makes_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "none" / "rocmbot.db"
+    path.parent.mkdir()
+    monkeypatch.setenv("ROCMBOT_DATABASE_URL", f"sqlite:///{path}")
+    for argv in (["deliveries", "list"], ["deliveries", "show", "abc"],
+                 ["replay", "--delivery", "abc", "--dry-run"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"rocmbot: error: no database at {path}:") and err.count("\n") == 1
+    assert not path.exists()  # nothing made as a side effect of a read
+    sqlite3.connect(path).close()  # an empty database: no tables
+    assert main(["deliveries", "list"]) == 2
+    assert "holds no rocmbot tables: `rocmbot db upgrade` makes them" in capsys.readouterr().err
+    assert main(["db", "upgrade"]) == 0 and main(["deliveries", "list"]) == 0
