@@ -31,8 +31,9 @@ def replay_to_url(settings: Settings, url: str, event: str, body: bytes) -> tupl
 def replay_dry_run(settings: Settings, router: Router, event: str, body: bytes,
                    repo_path: str | None = None) -> str:
     """Process the payload with ``router``'s handlers on a scratch store and describe what
-    they would have done (ValueError: the body is not a delivery). With ``repo_path`` (a local clone) GitHub is the local port: reads
-    come from the clone, and writes are recorded and listed instead of sent."""
+    they would have done (ValueError: the body is not a delivery). With ``repo_path`` (a
+    local clone) GitHub is the local port: reads come from the clone, and writes are
+    recorded and listed instead of sent."""
     from bot.cli.demo import describe_writes
     from bot.core.events import Event
     from bot.github.context import context_factory
