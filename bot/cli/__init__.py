@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the webhook service (with an in-process worker)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    p.add_argument("--port", type=_port, default=8000, help="port to listen on (default: 8000)")
     p.add_argument("--no-worker", action="store_true",
                    help="only accept and store deliveries; run `rocmbot worker` to process them")
 
@@ -396,10 +396,30 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         raise UsageError(str(exc)) from exc
     _check_port(args.host, args.port)
+    _check_startup(settings)
     logs.configure(settings.log_level, settings.log_format)
     serve(settings, args.host, args.port, build_router(), pending_sweep(), with_worker=not args.no_worker,
           dead_letter=dead_letter(), go_live=go_live())
     return EXIT_OK
+
+
+def _check_startup(settings: Settings) -> None:
+    from bot.cli.serve import startup_problem
+
+    problem = startup_problem(settings)
+    if problem is not None:
+        raise UsageError(problem)
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:  # (0: any free one)
+        raise argparse.ArgumentTypeError(f"{value} is not a port (0-65535)")
+    return value
 
 
 def _check_port(host: str, port: int) -> None:
@@ -425,6 +445,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     from bot.service import logs
 
     settings = _settings()
+    _check_startup(settings)
     logs.configure(settings.log_level, settings.log_format)
     run_workers(settings, args.concurrency or settings.worker_concurrency, build_router(), pending_sweep(),
                 dead_letter=dead_letter(), go_live=go_live())

@@ -16,6 +16,73 @@ from config.settings import Settings
 log = logging.getLogger(__name__)
 
 
+def startup_problem(settings: Settings) -> str | None:
+    """What in the settings would fail every delivery, in one line naming the setting, or
+    None: checked before the service or a worker starts (a private key that does not parse,
+    a database whose driver is missing or that cannot be opened, a local repository that is
+    not one)."""
+    from config.settings import SettingsError
+
+    try:
+        key = settings.app_private_key() if settings.has_app_credentials else None
+    except SettingsError as exc:
+        return str(exc)
+    if key is not None:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        name = "ROCMBOT_PRIVATE_KEY_PATH" if settings.private_key is None else "ROCMBOT_PRIVATE_KEY"
+        try:
+            loaded = serialization.load_pem_private_key(key.encode(), password=None)
+        except (ValueError, TypeError) as exc:
+            return f"{name}: not a PEM private key ({str(exc).splitlines()[0]})"
+        if not isinstance(loaded, rsa.RSAPrivateKey):
+            return f"{name}: a GitHub App's key is an RSA private key, this one is not"
+    problem = _database_problem(settings.database_url)
+    if problem is not None:
+        return f"ROCMBOT_DATABASE_URL: {problem}"
+    if settings.local_repo is not None:
+        from bot.analysis.tree import GitRepository, TreeError
+
+        try:
+            with GitRepository(str(settings.local_repo)) as repo:
+                repo.resolve("HEAD")
+        except (TreeError, OSError) as exc:
+            return f"ROCMBOT_LOCAL_REPO: {settings.local_repo} is not a git repository with a commit ({exc})"
+    return None
+
+
+def _database_problem(url: str) -> str | None:
+    from pathlib import Path
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        return f"not a database URL ({exc})"
+    folder = Path(parsed.database or "").parent
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:") \
+            and not folder.is_dir():
+        return f"the folder {folder} of the SQLite file does not exist"
+    try:
+        engine = create_engine(url)
+    except ModuleNotFoundError as exc:
+        return f"its driver `{exc.name}` is not installed"
+    except (ArgumentError, SQLAlchemyError) as exc:
+        return str(exc).splitlines()[0]
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("select 1"))
+    except SQLAlchemyError as exc:
+        return f"cannot open it: {str(exc.orig if hasattr(exc, 'orig') else exc).splitlines()[0]}"
+    finally:
+        engine.dispose()
+    return None
+
+
 def serve(settings: Settings, host: str, port: int, router: Router, sweep: Sweep | None, *,
           with_worker: bool = True, dead_letter: DeadLetter | None = None, go_live: GoLive | None = None
           ) -> None:

@@ -172,3 +172,60 @@ def test_reading_deliveries_needs_a_database_and_never_makes_one(
     assert main(["deliveries", "list"]) == 2
     assert "holds no rocmbot tables: `rocmbot db upgrade` makes them" in capsys.readouterr().err
     assert main(["db", "upgrade"]) == 0 and main(["deliveries", "list"]) == 0
+
+
+def _pem(key: object) -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    return key.private_bytes(  # type: ignore[attr-defined, no-any-return]
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()).decode()
+
+
+@pytest.mark.parametrize(("setting", "says"), [
+    ({"ROCMBOT_APP_ID": "1", "ROCMBOT_PRIVATE_KEY_PATH": "{tmp}/none.pem"},
+     "ROCMBOT_PRIVATE_KEY_PATH: cannot read {tmp}/none.pem: No such file or directory"),
+    ({"ROCMBOT_APP_ID": "1", "ROCMBOT_PRIVATE_KEY_PATH": "{tmp}/garbage.pem"},
+     "ROCMBOT_PRIVATE_KEY_PATH: not a PEM private key ("),
+    ({"ROCMBOT_APP_ID": "1", "ROCMBOT_PRIVATE_KEY_PATH": "{tmp}/ec.pem"},
+     "ROCMBOT_PRIVATE_KEY_PATH: a GitHub App's key is an RSA private key, this one is not"),
+    ({"ROCMBOT_DATABASE_URL": "postgresql+asyncpg://u@localhost/db"},
+     "ROCMBOT_DATABASE_URL: its driver `asyncpg` is not installed"),
+    ({"ROCMBOT_DATABASE_URL": "sqlite:///{tmp}/missing/rocmbot.db"},
+     "ROCMBOT_DATABASE_URL: the folder {tmp}/missing of the SQLite file does not exist"),
+    ({"ROCMBOT_LOCAL_REPO": "{tmp}"}, "ROCMBOT_LOCAL_REPO: {tmp} is not a git repository"),
+])
+def test_serve_and_worker_refuse_settings_that_would_fail_every_delivery(
+        db_env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], setting: dict[str, str], says: str) -> None:
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    (tmp_path / "garbage.pem").write_text("not a key\n")
+    (tmp_path / "ec.pem").write_text(_pem(ec.generate_private_key(ec.SECP256R1())))
+    monkeypatch.setenv("ROCMBOT_WEBHOOK_SECRET", "s")
+    for name, value in setting.items():
+        monkeypatch.setenv(name, value.format(tmp=tmp_path))
+    for argv in (["serve", "--port", "8765"], ["worker"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("rocmbot: error: " + says.format(tmp=tmp_path)) and err.count("\n") == 1
+
+
+def test_a_port_out_of_range_and_a_good_key_at_startup(
+        db_env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from bot.cli.serve import startup_problem
+    from config.settings import Settings
+
+    monkeypatch.setenv("ROCMBOT_WEBHOOK_SECRET", "s")
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--port", "99999"])
+    assert exited.value.code == 2
+    assert "argument --port: 99999 is not a port (0-65535)" in capsys.readouterr().err
+    key = tmp_path / "app.pem"
+    key.write_text(_pem(rsa.generate_private_key(public_exponent=65537, key_size=2048)))
+    monkeypatch.setenv("ROCMBOT_APP_ID", "1")
+    monkeypatch.setenv("ROCMBOT_PRIVATE_KEY_PATH", str(key))
+    assert startup_problem(Settings()) is None  # an RSA key, a database that opens
