@@ -380,8 +380,11 @@ def _settings() -> Settings:
         return Settings()
     except ValidationError as exc:
         first = exc.errors()[0]
+        message = str(first["msg"]).removeprefix("Value error, ")
+        if not first["loc"]:  # settings that do not go together: the message names them
+            raise UsageError(f"invalid settings: {message}") from exc
         name = "ROCMBOT_" + "_".join(str(p) for p in first["loc"]).upper()
-        raise UsageError(f"invalid setting {name}: {first['msg']}") from exc
+        raise UsageError(f"invalid setting {name}: {message}") from exc
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -62,6 +62,12 @@ def test_invalid_settings_are_one_line(db_env: str, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("ROCMBOT_MAX_ATTEMPTS", "many")
     assert main(["deliveries", "list"]) == 2
     assert capsys.readouterr().err.startswith("rocmbot: error: invalid setting ROCMBOT_MAX_ATTEMPTS:")
+    monkeypatch.delenv("ROCMBOT_MAX_ATTEMPTS")
+    monkeypatch.setenv("ROCMBOT_PRIVATE_KEY", "k")
+    monkeypatch.setenv("ROCMBOT_PRIVATE_KEY_PATH", "k.pem")
+    assert main(["deliveries", "list"]) == 2
+    assert capsys.readouterr().err == ("rocmbot: error: invalid settings: set ROCMBOT_PRIVATE_KEY or "
+                                       "ROCMBOT_PRIVATE_KEY_PATH, not both\n")
 
 
 def test_serve_refuses_without_a_secret(db_env: str, capsys: pytest.CaptureFixture[str]) -> None:
