@@ -605,14 +605,8 @@ def _run_cases(snapshot: Snapshot, marker: Marker) -> tuple[RunResult, list[Exte
     return result, calls
 
 
-class _Wrappers:
-    """Per snapshot: which files mention ``sglang.launch_server``."""
-
-    def __init__(self, snapshot: Snapshot) -> None:
-        self.files: dict[str, bool] = {}
-
-
-_WRAPPERS: Derived[_Wrappers] = Derived(_Wrappers)
+# per snapshot: which files mention ``sglang.launch_server``
+_WRAPPERS: Derived[dict[str, bool]] = Derived(lambda snapshot: {})
 
 
 def _wraps_servers(snapshot: Snapshot, path: str) -> bool:
@@ -623,11 +617,11 @@ def _wraps_servers(snapshot: Snapshot, path: str) -> bool:
     for file in closure:
         if file == path:
             continue
-        found = mentions.files.get(file)
+        found = mentions.get(file)
         if found is None:
             text = snapshot.sources.text(file)
             found = isinstance(text, str) and servers.LAUNCH_SERVER in text
-            mentions.files[file] = found
+            mentions[file] = found
         if found:
             return True
     return False

@@ -112,14 +112,9 @@ def launches(report: Report) -> str | None:
     return text
 
 
-def launch_values(t: TestEntry) -> list[str]:
-    """The launch values the PR changed (``ep 4 -> 2``)."""
-    return list(t.launch_diff)
-
-
 def launch_changed(t: TestEntry) -> bool:
     """Whether the PR changed what a marker's launch is given (``ep 4 -> 2``)."""
-    return t.change == "parallelism" or bool(launch_values(t))
+    return t.change == "parallelism" or bool(t.launch_diff)
 
 
 def shown_tables(report: Report) -> list[Table]:

@@ -21,7 +21,6 @@ from bot.formats.common import (
     changed_markers,
     gpu_minutes,
     infos,
-    launch_values,
     launches,
     minutes,
     new_problems,
@@ -228,7 +227,7 @@ def _changes_block(report: Report, rows: int) -> str | None:
     PR's jobs)."""
     lines: list[str] = []
     for t in report.tests:
-        launch = launch_values(t)
+        launch = t.launch_diff
         if t.change not in MARKER_CHANGES and not launch:
             continue
         what: str = t.change if t.change in MARKER_CHANGES else "launch changed"
