@@ -89,7 +89,7 @@ class LaunchConfig(_Model):
     the model script lives, and what platform a marker's backend means."""
 
     enabled: bool = True
-    flavor: Literal["miles", "slime"] = "miles"
+    flavor: Literal["miles", "slime"] | None = None  # None: inferred (see launch.flavor_of)
     actor_num_nodes: int = 1
     actor_num_gpus_per_node: int = 8
     rollout_num_gpus_per_engine: int = 1
@@ -108,6 +108,18 @@ class LaunchConfig(_Model):
     quiet_calls: list[str] = field(default_factory=lambda: ["get_default_wandb_args"])
     max_steps: int = 200_000
     max_depth: int = 16
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixTestsConfig(_Model):
+    """Tests a workflow job lists in its `strategy.matrix` (one combination per test file)
+    rather than by marker calls: the keys that name the file and its GPUs,
+    and the backend of a job whose runner, image and docker flags do not say."""
+
+    enabled: bool = True
+    file_keys: list[str] = field(default_factory=lambda: ["test_file"])
+    gpu_keys: list[str] = field(default_factory=lambda: ["num_gpus"])
+    backends: dict[str, Backend] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +167,7 @@ class RepoConfig(_Model):
     environment: list[str] = field(default_factory=lambda: ["**/Dockerfile.rocm"])
     pins: PinsConfig = field(default_factory=PinsConfig)
     launch: LaunchConfig = field(default_factory=LaunchConfig)
+    matrix_tests: MatrixTestsConfig = field(default_factory=MatrixTestsConfig)
     dispatch: DispatchConfig = field(default_factory=DispatchConfig)
     max_file_bytes: int = 1024 * 1024
 
@@ -199,6 +212,7 @@ def _from_model(model: schema.RepoConfig) -> RepoConfig:
             name: PinGroupConfig(**group) for name, group in pins["groups"].items()
         }}),
         "launch": LaunchConfig(**data["launch"]),
+        "matrix_tests": MatrixTestsConfig(**data["matrix_tests"]),
         "dispatch": DispatchConfig(**data["dispatch"]),
     })
 

@@ -66,7 +66,7 @@ class LaunchConfig(Model):
     the model script lives, and what platform a marker's backend means."""
 
     enabled: bool = True
-    flavor: Literal["miles", "slime"] = "miles"
+    flavor: Literal["miles", "slime"] | None = None
     actor_num_nodes: int = Field(default=1, ge=1, le=4096)
     actor_num_gpus_per_node: int = Field(default=8, ge=1, le=1024)
     rollout_num_gpus_per_engine: int = Field(default=1, ge=1, le=1024)
@@ -85,6 +85,15 @@ class LaunchConfig(Model):
     quiet_calls: list[str] = Field(default_factory=lambda: ["get_default_wandb_args"])
     max_steps: int = Field(default=200_000, ge=1_000, le=10_000_000)
     max_depth: int = Field(default=16, ge=1, le=64)
+
+
+class MatrixTestsConfig(Model):
+    """Tests a workflow job lists in its `strategy.matrix` rather than by marker calls."""
+
+    enabled: bool = True
+    file_keys: list[str] = Field(default_factory=lambda: ["test_file"])
+    gpu_keys: list[str] = Field(default_factory=lambda: ["num_gpus"])
+    backends: dict[str, Backend] = Field(default_factory=dict)
 
 
 class DispatchConfig(Model):
@@ -141,6 +150,7 @@ class RepoConfig(Model):
     environment: list[str]
     pins: PinsConfig = Field(default_factory=PinsConfig)
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
+    matrix_tests: MatrixTestsConfig = Field(default_factory=MatrixTestsConfig)
     dispatch: DispatchConfig = Field(default_factory=DispatchConfig)
     max_file_bytes: int = Field(ge=1024, le=64 * 1024 * 1024)
 

@@ -18,6 +18,7 @@ from bot.analysis.cienv import ci_environment
 from bot.analysis.findings import Finding, Severity, finding, fingerprint, fingerprints
 from bot.analysis.gcpause import paused
 from bot.analysis.markers import Marker
+from bot.analysis.notices import notices
 from bot.analysis.report import (
     CHANGES,
     SELECTABLE,
@@ -124,6 +125,7 @@ def _entry(marker: Marker, gpus: int | None, change: Change, reasons: list[str])
         path=marker.path, line=marker.line, func=marker.func, backend=marker.backend,
         suite=marker.suite, gpus=gpus, est_time=marker.est_time, disabled=marker.disabled,
         change=change, reasons=reasons, nightly=marker.is_nightly,
+        registered=f"{marker.origin[0]}:{marker.origin[1]}" if marker.origin else None,
     )
 
 
@@ -222,6 +224,8 @@ def compare_markers(base: Marker, head: Marker) -> list[tuple[Change, str]]:
         out.append(("modified", f"labels changed from {list(base.labels)} to {list(head.labels)}"))
     if base.nightly != head.nightly:
         out.append(("modified", f"nightly changed from {base.nightly} to {head.nightly}"))
+    if base.gpus != head.gpus:
+        out.append(("modified", f"GPUs changed from {base.gpus} to {head.gpus}"))
     return out
 
 
@@ -326,6 +330,8 @@ def _classify(
     head_by_key = {m.key: m for m in head_markers}
     entries: list[TestEntry] = []
     launch_findings: list[Finding] = []
+    # a marker that changed (a job matrix entry's GPUs, say) checks its launches anew
+    registration_changed = False
     for key in [*head_by_key, *(k for k in base_by_key if k not in head_by_key)]:
         h = head_by_key.get(key)
         b = base_by_key.get(key)
@@ -343,6 +349,7 @@ def _classify(
             for kind, sentence in compare_markers(b, h):
                 kinds.append(kind)
                 reasons.append(sentence)
+                registration_changed = registration_changed or b.gpus != h.gpus
         outcome = run.raw_launch(h)
         extra = sorted(p for p in _contributed(outcome) if run.changed and p in run.changed
                        and p != path)
@@ -389,7 +396,8 @@ def _classify(
             run.findings.extend(run.marker_findings(h))
             run.findings.extend(outcome.findings)
             run.tables_for(h, outcome)
-    if not (scope.direct or scope.harness or scope.imports):  # nothing its launches read changed
+    if not (scope.direct or scope.harness or scope.imports or registration_changed):
+        # nothing its launches read changed
         run.same_at_base[path] = launch_findings
     return entries
 
@@ -557,7 +565,7 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
     for path in sorted(set(head_snap.test_paths()) | run.base_paths):
         at_head = path in head_snap.test_paths()
         head_markers, head_problems = head_snap.markers(path) if at_head else ([], [])
-        if path in changes:
+        if path in changes or _listed_by(head_snap, base_snap, path) & changes:
             base_markers = base_snap.markers(path)[0] if path in run.base_paths else []
         else:
             base_markers = head_markers
@@ -593,6 +601,7 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
         config_path=loaded.path,
         skipped=skipped,
         unreached=unreached,
+        notices=notices(head_snap, entries, findings),
     )
     from bot.analysis.ci.envelope import complement
 
@@ -601,6 +610,15 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
     if touched:
         report.pin_changes = pins.changes_between(base_snap, head_snap, changes)
     return report
+
+
+def _listed_by(head: Snapshot, base: Snapshot, path: str) -> set[str]:
+    """The workflows whose job matrices list a test file, at the head or the base: a change
+    to one may change the file's tests without touching the file."""
+    out: set[str] = set()
+    for snap in (head, base):
+        out.update(m.origin[0] for m in snap.matrix_markers().get(path, ()) if m.origin)
+    return out
 
 
 def _hold(selected: list[Selected], findings: list[Finding]) -> tuple[list[Selected], list[Held]]:
@@ -736,16 +754,19 @@ def _audit(snap: Snapshot, loaded: LoadedConfig, jobs: int) -> Report:
     parts = pool.fork_map(lambda chunk: _audit_files(snap, chunk), chunks, processes,
                           meanwhile=lambda: found.append(pins.analyze_pins(snap, None)))
     (pin,) = found
+    tests = [e for part in parts for e in part.entries]
+    findings = _dedupe([*(f for part in parts for f in part.findings), *config_findings(loaded),
+                        *pin.findings, *ci_problems(snap)])
     return Report(
         mode="audit",
         base=None,
         head=tree.rev,
-        tests=[e for part in parts for e in part.entries],
+        tests=tests,
         selected=[],
-        findings=_dedupe([*(f for part in parts for f in part.findings), *config_findings(loaded),
-                          *pin.findings, *ci_problems(snap)]),
+        findings=findings,
         tables=[*(t for part in parts for t in part.tables), *pin.tables],
         config_path=loaded.path,
+        notices=notices(snap, tests, findings),
     )
 
 
@@ -770,7 +791,10 @@ def _audit_files(snap: Snapshot, paths: list[str]) -> _Part:
 
 
 def _gpus(snap: Snapshot, marker: Marker) -> int | None:
-    """The GPUs of the runner of a marker's suite (see :func:`bot.analysis.ci.suite_gpus`)."""
+    """The GPUs of a marker's test: a job matrix entry's own count, else the runner of the
+    marker's suite (see :func:`bot.analysis.ci.suite_gpus`)."""
+    if marker.gpus is not None:
+        return marker.gpus
     from bot.analysis.ci import suite_gpus
 
     return suite_gpus(snap, marker.suite, marker.backend)

@@ -444,6 +444,16 @@ def _model_flags(snapshot: Snapshot, interp: Interpreter, path: str | None,
     return cache.scripts[path], (path,)
 
 
+def flavor_of(snapshot: Snapshot) -> str:
+    """Whose launcher the launches run: the configured flavor, else slime when the
+    repository holds the `slime` package (its launcher reads `--rollout-num-gpus` when
+    colocated, and splits an engine's GPUs over SGLang's pipeline stages), else miles."""
+    configured = snapshot.config.launch.flavor
+    if configured is not None:
+        return configured
+    return "slime" if snapshot.tree.blob_id("slime/__init__.py") is not None else "miles"
+
+
 def analyze_launch(snapshot: Snapshot, marker: Marker,
                    base: LaunchOutcome | None = None) -> LaunchOutcome:
     """Resolve a marker's launches at one revision and check them (never raises).
@@ -469,7 +479,8 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
     if not _may_launch(snapshot, marker.path):
         return LaunchOutcome(no_launch=True)
     run = _run(snapshot, marker.path, marker.backend)
-    gpus = suite_gpus(snapshot, marker.suite, marker.backend)
+    gpus = marker.gpus if marker.gpus is not None else suite_gpus(snapshot, marker.suite,
+                                                                     marker.backend)
     launches: list[par.Launch] = []
     unknown_models: list[Unknown | None] = []
     used: list[_Resolved] = []
@@ -482,7 +493,7 @@ def _analyze(snapshot: Snapshot, marker: Marker, base: LaunchOutcome | None) -> 
         launches.append(par.Launch(
             test=marker.path, path=resolved.path, line=resolved.line,
             settings=dict(resolved.settings), opaque=list(resolved.opaque), gpus=gpus,
-            guards=resolved.guards, flavor=settings.flavor,
+            guards=resolved.guards, flavor=flavor_of(snapshot),
             nodes_default=settings.actor_num_nodes, gpus_default=settings.actor_num_gpus_per_node,
             engine_default=settings.rollout_num_gpus_per_engine,
         ))
@@ -576,7 +587,8 @@ def _with_servers(snapshot: Snapshot, marker: Marker, outcome: LaunchOutcome) ->
     known = snapshot.derived(_SERVERS)
     key = (marker.path, marker.backend)
     found = known.get(key)
-    gpus = suite_gpus(snapshot, marker.suite, marker.backend)
+    gpus = marker.gpus if marker.gpus is not None else suite_gpus(snapshot, marker.suite,
+                                                                     marker.backend)
     if found is None:
         found = servers.find(module, marker.backend, frozenset(settings.servers),
                              frozenset(settings.server_keywords))

@@ -32,6 +32,10 @@ class Marker:
     nightly: bool
     disabled: str | None
     disabled_line: int | None  # the line of `disabled=...`, for inline comments
+    # a test a workflow's job matrix lists (see :mod:`bot.analysis.ci.matrix`): its GPUs,
+    # from the matrix entry, and the workflow and line of the entry
+    gpus: int | None = None
+    origin: tuple[str, int] | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:

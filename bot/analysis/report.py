@@ -54,6 +54,7 @@ class TestEntry:
     trigger: str | None = None  # the changed file that put the test in scope
     cadence_why: str = ""  # what in the repository's CI gave the cadence
     launch_diff: list[str] = field(default_factory=list)  # `analyze`: ``ep 4 -> 2``, per value
+    registered: str | None = None  # `workflow:line` of a test a job matrix lists; None: a marker
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -68,7 +69,26 @@ class TestEntry:
             "launch": self.launch,
             "cadence": self.cadence,
             "gate": self.gate,
+            "registered": self.registered,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the analysis saw and could not use, which is not a finding: a call that
+    looks like a marker of a function it does not know, a test list it cannot read, a
+    workflow it cannot evaluate, a file it cannot read, or what it looked for when it
+    found no test. ``kind`` groups them; ``fix`` is the setting that makes it understood."""
+
+    kind: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+    fix: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {"kind": self.kind, "message": self.message, "path": self.path,
+                "line": self.line, "fix": self.fix}
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +198,7 @@ class Report:
     ci_runs: dict[tuple[str, str], tuple[bool | None, str]] = field(default_factory=dict)
     held: list[Held] = field(default_factory=list)  # selected, but with a new error (analyze)
     pin_changes: list[PinChange] = field(default_factory=list)  # the pins the PR touched
+    notices: list[Notice] = field(default_factory=list)  # what was seen and not understood
 
     @property
     def errors(self) -> list[Finding]:
@@ -230,6 +251,7 @@ class Report:
              "suite": f.suite, "baseline": f.baseline}
             for f in self.findings
         ]
+        out["notices"] = [n.as_json() for n in self.notices]
         if self.mode == "analyze":
             out["held"] = [h.as_json() for h in self.held]
             out["pin_changes"] = [p.as_json() for p in self.pin_changes]

@@ -16,6 +16,10 @@ from config.repo import RepoConfig
 
 T = TypeVar("T")
 
+# a top-level call of a function named like a CI marker (`register_hcu_ci(...)`), for the
+# notice that names the ones the configuration does not map to a backend
+_MARKER_LIKE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?(register_[A-Za-z0-9_]*_ci)[ \t]*\(", re.MULTILINE)
+
 
 class Derived(Generic[T]):
     """A kind of result worked out from a whole snapshot (the pin groups checked, the
@@ -46,6 +50,8 @@ class Snapshot:
         self._markers: dict[str, tuple[list[Marker], list[Finding]]] = {}
         self._test_paths: list[str] | None = None
         self._marker_call: re.Pattern[str] | None = None
+        # marker-like calls of functions the configuration does not know: name -> files
+        self.unknown_markers: dict[str, list[str]] = {}
         self._derived: dict[Derived[object], object] = {}
 
     def derived(self, kind: Derived[T]) -> T:
@@ -65,11 +71,23 @@ class Snapshot:
                 kind.release(result)
         self.definitions.release()
 
+    def matrix_markers(self) -> dict[str, list[Marker]]:
+        """The tests the workflows' job matrices list, by file (see
+        :mod:`bot.analysis.ci.matrix`)."""
+        if not self.config.matrix_tests.enabled:
+            return {}
+        from bot.analysis.ci import ci_index
+
+        return ci_index(self).matrix.markers
+
     def is_test(self, path: str) -> bool:
         """Whether a path is a registered-test file: it matches the configured ``tests:``
-        globs, or, without them, it is a Python file under a test root that calls a marker."""
+        globs, or, without them, it is a Python file under a test root that calls a marker;
+        or a job matrix lists it."""
         if any(match(g, path) for g in self.config.exclude):
             return False
+        if path in self.matrix_markers():
+            return True
         if self.config.tests:
             return any(match(g, path) for g in self.config.tests)
         return path.endswith(".py") and any(
@@ -88,7 +106,10 @@ class Snapshot:
                 found = {p for p in found if not any(match(g, p) for g in self.config.exclude)}
             if not self.config.tests:
                 self.sources.prefetch(sorted(found))
+                self._look_for_unknown(sorted(found))
                 found = {p for p in found if self._calls_marker(p)}
+            listed = self.matrix_markers()
+            found.update(p for p in listed if not any(match(g, p) for g in self.config.exclude))
             self._test_paths = sorted(found)
         return self._test_paths
 
@@ -105,21 +126,37 @@ class Snapshot:
             self._marker_call = re.compile(rf"^(?:[A-Za-z_][\w.]*\.)?(?:{names})[ \t]*\(", re.MULTILINE)
         return bool(self.config.markers) and self._marker_call.search(text) is not None
 
+    def _look_for_unknown(self, paths: list[str]) -> None:
+        """Note the marker-like calls of functions the configuration does not map."""
+        for path in paths:
+            text = self.sources.text(path)
+            if not isinstance(text, str) or "_ci" not in text:
+                continue
+            for name in dict.fromkeys(_MARKER_LIKE.findall(text)):
+                if name not in self.config.markers:
+                    self.unknown_markers.setdefault(name, []).append(path)
+
     def limit_tests(self, paths: set[str]) -> None:
         """Consider only these test files (those of a change), without listing the others."""
         self._test_paths = sorted(p for p in paths if self.is_test(p) and self.tree.blob_id(p) is not None)
+        if not self.config.tests:
+            self._look_for_unknown(sorted(
+                p for p in paths if p.endswith(".py") and self.tree.blob_id(p) is not None and any(
+                    root == "." or p.startswith(f"{root}/") for root in self.config.test_roots)))
 
     def markers(self, path: str) -> tuple[list[Marker], list[Finding]]:
         """The markers of a test file and the findings reading them gave (REG002, REG004)."""
         if path not in self._markers:
             module = self.sources.module(path)
             if isinstance(module, Module):
-                self._markers[path] = find_markers(
+                found, problems = find_markers(
                     module, self.config.markers, self.definitions.lookup(module))
             elif isinstance(module, Unreadable):
-                self._markers[path] = ([], [module.finding()])
+                found, problems = [], [module.finding()]
             else:
-                self._markers[path] = ([], [])
+                found, problems = [], []
+            listed = self.matrix_markers().get(path, [])
+            self._markers[path] = ([*found, *listed], problems) if listed else (found, problems)
         return self._markers[path]
 
     def matching(self, patterns: list[str]) -> set[str]:

@@ -28,6 +28,8 @@ from bot.analysis.source import Unreadable
 from bot.analysis.workflows import (
     EnvSetting,
     Job,
+    Matrix,
+    MatrixRow,
     Step,
     Trigger,
     Workflow,
@@ -90,9 +92,88 @@ def parse_workflow(path: str, text: str) -> Workflow | Unreadable:
             outputs=_pairs(job.get("outputs")),
             params=_pairs(job.get("with")),
             raw_name=_text(job.get("name")),
+            matrix=_matrix(_mapping(job.get("strategy")).get("matrix")),
         ))
     on = top.get("on")
     return Workflow(path, tuple(jobs), _triggers(on), _trigger_details(on), _text(top.get("name")))
+
+
+MAX_COMBINATIONS = 256  # GitHub runs at most 256 jobs of one matrix
+
+# one value of a combination: its plain form (to compare, as GitHub does, by value), its
+# line, and whether it is an object
+_Cell = tuple[object, int, bool]
+
+
+def _plain_value(node: yaml.Node, depth: int = 0) -> object:
+    if isinstance(node, yaml.ScalarNode) or depth > MAX_MERGE_DEPTH:
+        return str(getattr(node, "value", ""))
+    if isinstance(node, yaml.SequenceNode):
+        return tuple(_plain_value(item, depth + 1) for item in node.value)
+    return tuple(sorted((k, _plain_value(v, depth + 1)) for k, v in _mapping(node).items()))
+
+
+def _cell(node: yaml.Node) -> _Cell:
+    return (_plain_value(node), int(node.start_mark.line) + 1, isinstance(node, yaml.MappingNode))
+
+
+def _matrix(node: yaml.Node | None) -> Matrix | None:
+    """A job's `strategy.matrix` expanded into its combinations (see :class:`Matrix`)."""
+    if node is None:
+        return None
+    line = int(node.start_mark.line) + 1
+    if isinstance(node, yaml.ScalarNode):  # `matrix: ${{ fromJSON(needs.x.outputs.y) }}`
+        return Matrix((), line, computed=str(node.value))
+    entries = _mapping(node)
+    computed: str | None = None
+    combos: list[dict[str, _Cell]] = [{}]
+    axes = [k for k in entries if k not in ("include", "exclude")]
+    truncated = False
+    for axis in axes:
+        values = entries[axis]
+        if not isinstance(values, yaml.SequenceNode):
+            computed = computed or f"{axis}: {_text(values) or '...'}"
+            continue
+        combos = [{**c, axis: _cell(v)} for c in combos for v in values.value]
+        if len(combos) > MAX_COMBINATIONS:
+            combos, truncated = combos[:MAX_COMBINATIONS], True
+    if not axes:
+        combos = []
+    for exclude in _sequence(entries.get("exclude")):
+        drop = {k: _plain_value(v) for k, v in _mapping(exclude).items()}
+        combos = [c for c in combos if not all(k in c and c[k][0] == v for k, v in drop.items())]
+    include = entries.get("include")
+    if include is not None and not isinstance(include, yaml.SequenceNode):
+        computed = computed or f"include: {_text(include) or '...'}"
+    for item in _sequence(include):
+        extra = {k: _cell(v) for k, v in _mapping(item).items()}
+        own = int(item.start_mark.line) + 1
+        merged = False
+        for combo in combos:
+            if all(combo[k][0] == v[0] for k, v in extra.items() if k in axes and k in combo):
+                combo.update({k: v for k, v in extra.items() if k not in axes or k not in combo})
+                merged = True
+        if not merged and len(combos) < MAX_COMBINATIONS:
+            combos.append({**extra, "": ("", own, True)})
+    rows = tuple(_row(c) for c in combos if any(k for k in c))
+    return Matrix(rows, line, computed, truncated)
+
+
+def _row(combo: dict[str, _Cell]) -> MatrixRow:
+    values: list[tuple[str, str]] = []
+    objects = [line for key, (_, line, is_object) in combo.items() if is_object]
+    for key, (value, _, _) in combo.items():
+        if not key:
+            continue
+        if isinstance(value, str):
+            values.append((key, value))
+        elif isinstance(value, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
+            for inner, item in value:
+                if isinstance(item, str):
+                    values.append((f"{key}.{inner}", item))
+                    values.append((inner, item))
+    lines = [line for _, line, _ in combo.values()]
+    return MatrixRow(tuple(values), min(objects) if objects else min(lines))
 
 
 def _triggers(node: yaml.Node | None) -> frozenset[str]:

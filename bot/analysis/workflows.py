@@ -59,6 +59,33 @@ class Job:
     outputs: tuple[tuple[str, str], ...] = ()  # `outputs:` name -> expression text
     params: tuple[tuple[str, str], ...] = ()  # the `with:` of a called workflow, as text
     raw_name: str | None = None  # the `name:` as written (expressions included)
+    # `strategy.matrix` expanded (see :class:`Matrix`); None when the job has none
+    matrix: Matrix | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixRow:
+    """One combination of a job's matrix: its values by key, an object's keys flattened
+    (`{info: {test_file: x}}` gives both `info.test_file` and `test_file`), plain text only;
+    ``line`` is where the combination is written (its object, else its first value)."""
+
+    values: tuple[tuple[str, str], ...]
+    line: int
+
+    def get(self, key: str) -> str | None:
+        return next((v for k, v in self.values if k == key), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Matrix:
+    """A job's `strategy.matrix`, expanded as GitHub does (axes multiplied, `exclude`
+    removed, `include` added or merged); ``computed`` says where a part of it is an
+    expression (`${{ fromJSON(...) }}`), whose rows cannot be known."""
+
+    rows: tuple[MatrixRow, ...]
+    line: int
+    computed: str | None = None
+    truncated: bool = False  # more combinations than are expanded
 
 
 @dataclass(frozen=True, slots=True)

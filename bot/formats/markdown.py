@@ -355,6 +355,16 @@ def _collapsed_blocks(report: Report, rows: int, full: bool) -> list[str]:
         blocks.append(_details(f"Launch and pin tables ({len(tables)} of {len(report.tables)})"
                                if len(tables) < len(report.tables) else
                                f"Launch and pin tables ({len(tables)})", body))
+    if report.notices:
+        body = []
+        for n in report.notices[:rows]:
+            where = f" ({code(f'{n.path}:{n.line}' if n.line else n.path)})" if n.path else ""
+            fix = f" Fix: {prose(n.fix)}" if n.fix else ""
+            body.append(f"- {prose(n.message)}{where}.{fix}")
+        if len(report.notices) > rows:
+            body.append(f"- …and {len(report.notices) - rows} more.")
+        blocks.append(_details(f"Not understood: {plural(len(report.notices), 'notice')} "
+                               f"({_kinds(report)})", body))
     notes = infos(report)
     if not full and report.mode == "analyze":
         notes = [f for f in notes if f.baseline != "unchanged"]  # the base's are counted
@@ -375,6 +385,11 @@ def _collapsed_blocks(report: Report, rows: int, full: bool) -> list[str]:
             "`exclude:` for files that are not tests, `select_nightly` / `select_external`.",
         ]))
     return blocks
+
+
+def _kinds(report: Report) -> str:
+    counts = Counter(n.kind for n in report.notices)
+    return ", ".join(f"{kind} \u00d7{n}" if n > 1 else kind for kind, n in counts.most_common())
 
 
 def launches_line(report: Report) -> str | None:

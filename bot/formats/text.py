@@ -80,13 +80,17 @@ def _findings(findings: list[Finding], paint: _Paint) -> list[str]:
     return lines
 
 
+_NOTICES = 3  # notices listed without -v
+
+
 def _test_line(t: TestEntry, analyze: bool) -> list[str]:
     state = "disabled" if t.disabled is not None else "enabled"
     if analyze:
         lines = [f"  {t.change:<11} {t.backend:<4} {plain(t.path)} [{plain(str(t.suite))}, {state}]"]
         lines.extend(f"              - {plain(reason)}" for reason in t.reasons)
         return lines
-    return [f"  {t.backend:<4} {plain(t.path)}:{t.line} [{plain(str(t.suite))}, {state}]"]
+    where = f" (listed at {plain(t.registered)})" if t.registered else f":{t.line}"
+    return [f"  {t.backend:<4} {plain(t.path)}{where} [{plain(str(t.suite))}, {state}]"]
 
 
 def _details(report: Report, in_scope: list[TestEntry]) -> list[str]:
@@ -110,6 +114,11 @@ def _details(report: Report, in_scope: list[TestEntry]) -> list[str]:
 
 def _summary(report: Report, in_scope: list[TestEntry], hidden: bool) -> str:
     markers = f"{len(report.tests)} marker{'s' if len(report.tests) != 1 else ''}"
+    from_matrices = sum(t.registered is not None for t in report.tests)
+    if from_matrices:
+        markers += f" ({from_matrices} listed by job matrices)"
+    if not report.tests and any(n.kind == "no-tests" for n in report.notices):
+        markers += " (what was looked for: see the notices)"
     if report.mode == "analyze":
         text = (f"rocmbot analyze {short(report.base)}..{short(report.head)}: {verdict(report)}. "
                 f"{markers}, {len(in_scope)} changed or affected.")
@@ -162,6 +171,19 @@ def render(report: Report, *, verbose: bool = False, color: bool = False) -> str
         lines.extend(["", textwrap.fill("Not listed: " + "; ".join(counted) + ". Run with -v to "
                                         "list them.", WIDTH, break_on_hyphens=False,
                                         break_long_words=False)])
+    if report.notices:
+        shown_notices = report.notices if verbose else report.notices[:_NOTICES]
+        lines.extend(["", f"Not understood ({plural(len(report.notices), 'notice')}):"])
+        for n in shown_notices:
+            where = f" ({plain(f'{n.path}:{n.line}' if n.line else n.path)})" if n.path else ""
+            lines.append(textwrap.fill(f"- {plain(n.message)}{where}", WIDTH, subsequent_indent="  ",
+                                       break_on_hyphens=False, break_long_words=False))
+            if n.fix:
+                lines.append(textwrap.fill(f"fix: {plain(n.fix)}", WIDTH, initial_indent="    ",
+                                           subsequent_indent="    ", break_on_hyphens=False,
+                                           break_long_words=False))
+        if len(report.notices) > len(shown_notices):
+            lines.append(f"- and {len(report.notices) - len(shown_notices)} more; -v lists them")
     if report.pin_changes:
         lines.extend(["", "Pins this change touched:"])
         for change in report.pin_changes:

@@ -64,9 +64,9 @@ def _report(mode: str = "analyze") -> Report:
 
 def test_json_is_schema_1_with_exactly_the_documented_keys() -> None:
     doc = json.loads(FORMATS["json"](_report()))
-    assert list(doc) == ["schema", "base", "head", "tests", "selected", "findings", "held",
-                         "pin_changes", "skipped", "dispatch_mode", "dispatch_reason", "repo_ci",
-                         "unreached"]
+    assert list(doc) == ["schema", "base", "head", "tests", "selected", "findings", "notices",
+                         "held", "pin_changes", "skipped", "dispatch_mode", "dispatch_reason",
+                         "repo_ci", "unreached"]
     assert doc["schema"] == 1
     assert list(doc["tests"][0]) == [
         "path",
@@ -80,6 +80,7 @@ def test_json_is_schema_1_with_exactly_the_documented_keys() -> None:
         "launch",
         "cadence",
         "gate",
+        "registered",
     ]
     assert (doc["tests"][0]["launch"], doc["tests"][0]["cadence"]) == ("partial", "per-pr")
     assert doc["tests"][0]["est_time"] == 1600

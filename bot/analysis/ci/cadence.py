@@ -65,6 +65,7 @@ class CiModel:
     texts: Mapping[str, str]
     read: Callable[[str], str | None]
     registry: SuiteRegistry | None = None
+    declared: Mapping[str, tuple[JobKey, ...]] = field(default_factory=dict)  # matrix suites
     _sims: dict[tuple[str, frozenset[str] | None, frozenset[str] | None], Simulation] = field(
         default_factory=dict)
     _jobs: dict[tuple[str, str], tuple[JobKey, ...]] = field(default_factory=dict)
@@ -156,6 +157,8 @@ class CiModel:
     def jobs_naming(self, suite: str, backend: str) -> tuple[JobKey, ...]:
         """The jobs that name the suite, whose hardware fits the backend."""
         key = (suite, backend)
+        if suite in self.declared:  # a job matrix lists the suite's tests: that job runs them
+            return self.declared[suite]
         if key not in self._jobs:
             found: list[JobKey] = []
             for path, workflow in self.workflows.items():

@@ -17,11 +17,13 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from bot.analysis.ci.cadence import HOSTED, CiModel, SuiteCadence
+from bot.analysis.ci.matrix import MatrixTests, read_matrices
 from bot.analysis.ci.model import Event
 from bot.analysis.ci.registry import SuiteRegistry, find_registry
 from bot.analysis.dockerfile import parse_dockerfile
 from bot.analysis.pins import is_rocm_name
 from bot.analysis.snapshot import Derived, Snapshot
+from bot.analysis.source import Sources
 from bot.analysis.tree import match
 from bot.analysis.workflows import Job, Step, Workflow, parse_workflow
 
@@ -52,6 +54,7 @@ class CiIndex:
     environment_globs: tuple[str, ...]
     model: CiModel
     registry_problem: tuple[str, int | None, str] | None = None
+    matrix: MatrixTests = field(default_factory=MatrixTests)  # tests the job matrices list
     read: Callable[[str], str | None] = lambda path: None
     _built: frozenset[str] | None = None
     _suites: dict[str, frozenset[str] | None] = field(default_factory=dict)
@@ -228,7 +231,7 @@ def _index(snapshot: Snapshot) -> CiIndex:
                        for c in parse_dockerfile(path, text).copies for s in c.sources)
             images[path] = tuple(s for s in sources if s not in _WHOLE and not s.startswith(".."))
     model = CiModel({p: r.workflow for p, r in reads.items()}, {p: r.text for p, r in reads.items()},
-                    lambda path: _text_of(snapshot, path))
+                    _reader(snapshot.sources))
     problem = None
     found = find_registry(sorted(snapshot.matching(["**/run_suite.py"])), model.read)
     if isinstance(found, SuiteRegistry):
@@ -236,12 +239,22 @@ def _index(snapshot: Snapshot) -> CiIndex:
     elif found is not None:
         problem = (found.path, found.line, f"the suite registry `{found.path}` cannot be read: "
                    f"{found.message}")
-    return CiIndex(reads, images, globs, model, problem, model.read)
+    tree = snapshot.tree
+    matrix = read_matrices({p: r.workflow for p, r in reads.items()}, snapshot.config,
+                           lambda path: tree.blob_id(path) is not None)
+    model.declared = matrix.jobs
+    return CiIndex(reads, images, globs, model, problem, matrix, model.read)
 
 
-def _text_of(snapshot: Snapshot, path: str) -> str | None:
-    text = snapshot.sources.text(path)
-    return text if isinstance(text, str) else None
+def _reader(sources: Sources) -> Callable[[str], str | None]:
+    """The text of a file of the revision (None: not a readable text file); it holds the
+    sources, not the snapshot, which a cache of the snapshot's must not keep alive."""
+
+    def read(path: str) -> str | None:
+        text = sources.text(path)
+        return text if isinstance(text, str) else None
+
+    return read
 
 
 _CI: Derived[CiIndex] = Derived(_index)
