@@ -85,6 +85,28 @@ def config_findings(loaded: LoadedConfig) -> list[Finding]:
     ]
 
 
+def _config_findings(loaded: LoadedConfig, head: Tree, changes: set[str]) -> list[Finding]:
+    """CFG001 of the policy the PR is judged by, and, when the PR changes the configuration
+    file, of the file as the PR leaves it: its problems are the PR's, though the base's
+    policy still judges it (a broken file would otherwise merge silently)."""
+    out = config_findings(loaded)
+    changed = [p for p in CONFIG_PATHS if p in changes]
+    if not changed:
+        return out
+    proposed = read_config(head)
+    if proposed.path is None:
+        return out
+    out.extend(
+        finding(
+            "CFG001", proposed.path, p.line,
+            f"`{proposed.path}` as this PR leaves it: `{p.key}`: {p.message}; once merged, the "
+            "default would be used for it (this PR is still judged by the base's policy).",
+        )
+        for p in proposed.problems
+    )
+    return out
+
+
 @dataclass
 class _Scope:
     """Why a test file is in a PR's scope."""
@@ -581,7 +603,7 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
         entries.extend(file_entries)
         head_snap.sources.release(path)
         base_snap.sources.release(path)
-    run.findings.extend(config_findings(loaded))
+    run.findings.extend(_config_findings(loaded, head, changes))
     run.findings.extend(pin.findings)
     ci_changed = any(p.startswith(".github/workflows/") or p.endswith("run_suite.py") for p in changes)
     if ci_changed:

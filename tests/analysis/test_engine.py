@@ -497,3 +497,24 @@ def test_reg003_is_one_finding_per_suite_listing_its_tests(tmp_path: Path) -> No
         assert found.details == ("6 tests of the suite: `tests/test_a.py:1`, `tests/test_a.py:2`, "
                                  "`tests/test_b.py:1`, `tests/test_b.py:2`, `tests/test_c.py:1`, "
                                  "`tests/test_c.py:2`.",)
+
+
+def test_a_pr_that_breaks_the_configuration_gets_cfg001_though_the_base_judges_it(
+    git_repo: GitRepo,
+) -> None:
+    git_repo.write("tests/test_a.py", 'register_rocm_ci(60, "stage-q-4-gpu")\n')
+    git_repo.write(".github/rocmbot.yml", "select_nightly: false\n")
+    base = git_repo.commit()
+    git_repo.write(".github/rocmbot.yml", "select_nightly: false\nselect_nigthly: true\ntest_roots: [7]\n")
+    report = _run(git_repo, base, git_repo.commit("typo"))
+    cfg = [f for f in report.findings if f.rule == "CFG001"]
+    assert [(f.line, f.baseline) for f in cfg] == [(2, "new"), (3, "new")]
+    assert "as this PR leaves it: `select_nigthly`" in cfg[0].message
+    assert "select_nightly" in cfg[0].message  # the closest known key
+    assert report.exit_code == 1
+    # the same file on the base: the PR did not bring it, and does not answer for it
+    broken = git_repo.commit("nothing")
+    git_repo.write("tests/test_a.py", 'register_rocm_ci(61, "stage-q-4-gpu")\n')
+    report = _run(git_repo, broken, git_repo.commit("unrelated"))
+    assert {f.baseline for f in report.findings if f.rule == "CFG001"} == {"unchanged"}
+    assert report.exit_code == 0
