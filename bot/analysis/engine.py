@@ -25,6 +25,8 @@ from bot.analysis.report import (
     Cadence,
     Change,
     Held,
+    Parked,
+    ParkedProblem,
     Report,
     Selected,
     Skipped,
@@ -390,6 +392,11 @@ def _classify(
                     outcome = launch.analyze_launch(run.head, h, base=before)
         if "disabled" in kinds and (problem := _cannot_run(outcome)) is not None:
             reasons.append(f"disabled with a launch that cannot run: {problem}")
+        raw = outcome
+        was = None
+        if differences:
+            before_rules = sorted({f.rule for f in before.findings if f.severity is not Severity.INFO})
+            was = (", ".join(before_rules) + ": " if before_rules else "") + ", ".join(differences)
         outcome = _as_disabled(h, outcome)
         if scope.direct and b is not None and not kinds:
             kinds.append("modified")
@@ -412,6 +419,7 @@ def _classify(
         entry.tier = scope.tier
         entry.trigger = scope.trigger(path)
         _describe(run, entry, h, outcome)
+        run.park(h, entry, raw, was)
         entries.append(entry)
         launch_findings.extend(outcome.findings)
         if change != "unchanged":
@@ -466,6 +474,38 @@ class _Analysis:
         # test files whose launches read nothing the change touched: their launch findings,
         # the same at the base
         self.same_at_base: dict[str, list[Finding]] = {}
+        self.parked: list[Parked] = []
+
+    def park(self, marker: Marker, entry: TestEntry, raw: launch.LaunchOutcome,
+             was: str | None = None) -> None:
+        """Note a disabled GPU marker (see :class:`~bot.analysis.report.Parked`); ``raw`` is
+        its launch checked as if enabled. In `analyze` (``changed`` known), a candidate must
+        also be touched by the change."""
+        if marker.disabled is None or marker.backend not in GPU_BACKENDS:
+            return
+        problems = [ParkedProblem(f.rule, f.message, f.fix) for f in raw.findings
+                    if f.severity is not Severity.INFO]
+        valid = entry.launch == "checked" and not problems
+        touched = entry.change != "unchanged"
+        if problems:
+            why = f"its launch would fail: {problems[0].rule}"
+            if problems[0].fix:
+                why += f" (fix: {problems[0].fix})"
+        elif valid:
+            why = "its launch is checked and valid on its runner"
+        elif entry.launch == "none":
+            why = "it starts no launch the rules model, so only a run can tell"
+        else:
+            why = f"its launch is {entry.launch or 'not'} checked, so only a run can tell"
+        analyze = self.changed is not None
+        if analyze and valid:
+            why += "; this PR touches it" if touched else "; this PR does not touch it"
+        self.parked.append(Parked(
+            path=marker.path, line=marker.line, disabled_line=marker.disabled_line,
+            backend=marker.backend, suite=marker.suite, reason=marker.disabled,
+            launch=entry.launch, problems=problems,
+            candidate=valid and (touched or not analyze), why=why + ".", was=was,
+            touched=touched))
 
     def cadence(self, marker: Marker) -> SuiteCadence | None:
         """Which CI runs a marker's test: the configured cadence of its suite, else what
@@ -624,6 +664,7 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
         skipped=skipped,
         unreached=unreached,
         notices=notices(head_snap, entries, findings),
+        parked=_ranked(run.parked),
     )
     from bot.analysis.ci.envelope import complement
 
@@ -632,6 +673,15 @@ def _analyze(head_snap: Snapshot, base_snap: Snapshot, loaded: LoadedConfig,
     if touched:
         report.pin_changes = pins.changes_between(base_snap, head_snap, changes)
     return report
+
+
+def _ranked(parked: list[Parked]) -> list[Parked]:
+    """Parked tests, those a maintainer can bring back today first (candidates, then the
+    ones whose launch only a run can tell, then those whose launch fails), by path."""
+    def rank(p: Parked) -> tuple[int, str, int]:
+        return (0 if p.candidate else 2 if p.problems else 1, p.path, p.line)
+
+    return sorted(parked, key=rank)
 
 
 def _listed_by(head: Snapshot, base: Snapshot, path: str) -> set[str]:
@@ -757,6 +807,7 @@ class _Part:
     entries: list[TestEntry]
     findings: list[Finding]
     tables: list[Table]
+    parked: list[Parked]
 
 
 def _audit(snap: Snapshot, loaded: LoadedConfig, jobs: int) -> Report:
@@ -789,6 +840,7 @@ def _audit(snap: Snapshot, loaded: LoadedConfig, jobs: int) -> Report:
         tables=[*(t for part in parts for t in part.tables), *pin.tables],
         config_path=loaded.path,
         notices=notices(snap, tests, findings),
+        parked=_ranked([p for part in parts for p in part.parked]),
     )
 
 
@@ -804,12 +856,14 @@ def _audit_files(snap: Snapshot, paths: list[str]) -> _Part:
             entry = _entry(m, _gpus(snap, m), "unchanged", [])
             entries.append(entry)
             run.findings.extend(run.marker_findings(m))
-            outcome = run.launch_of(m)
+            raw = run.raw_launch(m)
+            outcome = _as_disabled(m, raw)
             _describe(run, entry, m, outcome)
             run.findings.extend(outcome.findings)
             run.tables_for(m, outcome)
+            run.park(m, entry, raw)
         snap.sources.release(path)
-    return _Part(entries, run.findings, run.tables)
+    return _Part(entries, run.findings, run.tables, run.parked)
 
 
 def _gpus(snap: Snapshot, marker: Marker) -> int | None:

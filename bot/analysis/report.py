@@ -92,6 +92,55 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True)
+class ParkedProblem:
+    """A launch problem of a parked test: the rule, its message and its fix."""
+
+    rule: str
+    message: str
+    fix: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {"rule": self.rule, "message": self.message, "fix": self.fix}
+
+
+@dataclass(slots=True)
+class Parked:
+    """A disabled (`disabled=...`) GPU marker: why it is parked, since when, whether its
+    launch would run now, and whether it is a candidate to bring back: its launch checked and
+    valid at the head and, in `analyze`, the PR changed something that reaches it.
+
+    ``since``: (commit, ISO date) of the change that added the `disabled=` argument, where
+    history is at hand (filled by the caller that has it); ``was``: in `analyze`, what the
+    base's launch said and the values the PR changed (`PAR002: ep 4 -> 2`)."""
+
+    path: str
+    line: int
+    disabled_line: int | None
+    backend: str
+    suite: str | None
+    reason: str
+    launch: Launch | None
+    problems: list[ParkedProblem] = field(default_factory=list)
+    candidate: bool = False
+    why: str = ""
+    since: tuple[str, str] | None = None
+    was: str | None = None
+    touched: bool = False  # `analyze`: the PR changed something that reaches it
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "backend": self.backend,
+            "suite": self.suite,
+            "reason": self.reason,
+            "since": None if self.since is None else {"commit": self.since[0], "date": self.since[1]},
+            "launch": {"state": self.launch, "findings": [p.as_json() for p in self.problems]},
+            "candidate": self.candidate,
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Selected:
     """A ROCm run that `/run-amd` would dispatch."""
 
@@ -199,6 +248,7 @@ class Report:
     held: list[Held] = field(default_factory=list)  # selected, but with a new error (analyze)
     pin_changes: list[PinChange] = field(default_factory=list)  # the pins the PR touched
     notices: list[Notice] = field(default_factory=list)  # what was seen and not understood
+    parked: list[Parked] = field(default_factory=list)  # the disabled GPU markers
 
     @property
     def errors(self) -> list[Finding]:
@@ -252,6 +302,7 @@ class Report:
             for f in self.findings
         ]
         out["notices"] = [n.as_json() for n in self.notices]
+        out["parked"] = [p.as_json() for p in self.parked]
         if self.mode == "analyze":
             out["held"] = [h.as_json() for h in self.held]
             out["pin_changes"] = [p.as_json() for p in self.pin_changes]
