@@ -64,7 +64,7 @@ def _report(mode: str = "analyze") -> Report:
 
 def test_json_is_schema_1_with_exactly_the_documented_keys() -> None:
     doc = json.loads(FORMATS["json"](_report()))
-    assert list(doc) == ["schema", "base", "head", "tests", "selected", "findings", "notices",
+    assert list(doc) == ["schema", "base", "head", "tests", "selected", "findings", "notices", "parked",
                          "held", "pin_changes", "skipped", "dispatch_mode", "dispatch_reason",
                          "repo_ci", "unreached"]
     assert doc["schema"] == 1
