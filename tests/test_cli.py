@@ -367,3 +367,31 @@ def test_analyze_compares_from_the_merge_base_as_a_pull_request_does(
     alone = git_repo.commit("alone")
     assert main(["analyze", "--repo", str(git_repo.root), "--base", "main", "--head", alone]) == 2
     assert "share no history: give --exact-base" in capsys.readouterr().err
+
+
+def test_parked_lists_the_parked_tests_dated_from_history_ready_first(
+    git_repo: GitRepo, capsys: pytest.CaptureFixture[str],
+) -> None:
+    git_repo.write("tests/test_ok.py", 'register_rocm_ci(60, "stage-a-4-gpu-mi350")\n')
+    git_repo.write("tests/test_cpu.py", 'register_cpu_ci(60, "unit", disabled="no reason")\n')
+    git_repo.commit("tests")
+    git_repo.write("tests/test_ok.py",
+                   'register_rocm_ci(60, "stage-a-4-gpu-mi350", disabled="FIXME: flaky on MI350")\n')
+    parked_at = git_repo.commit("park it")
+    git_repo.write("README.md", "later\n")
+    git_repo.commit("later")
+    assert main(["parked", "--repo", str(git_repo.root), "--rev", "HEAD", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (entry,) = doc["parked"]  # the CPU test is not a GPU test
+    assert (entry["path"], entry["reason"]) == ("tests/test_ok.py", "FIXME: flaky on MI350")
+    assert entry["since"]["commit"] == parked_at
+    assert entry["since"]["date"].startswith("2026-01-01")
+    assert entry["launch"]["state"] == "none" and entry["candidate"] is False
+    assert main(["parked", "--repo", str(git_repo.root)]) == 0  # the working copy: HEAD's history
+    text = capsys.readouterr().out
+    assert text.startswith("rocmbot parked working tree: 1 parked GPU test;")
+    assert f"since {parked_at[:12]}" in text and "reason: FIXME: flaky on MI350" in text
+    assert main(["parked", "--repo", str(git_repo.root), "--format", "markdown"]) == 0
+    assert "| `tests/test_ok.py` | `stage-a-4-gpu-mi350` |" in capsys.readouterr().out
+    assert main(["audit", "--repo", str(git_repo.root), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["parked"][0]["since"]["commit"] == parked_at

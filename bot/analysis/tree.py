@@ -113,6 +113,18 @@ class GitRepository:
         found = proc.stdout.decode().strip()
         return found if proc.returncode == 0 and found else None
 
+    def added(self, rev: str, path: str, text: str) -> tuple[str, str] | None:
+        """The newest commit up to ``rev`` that changed how often ``text`` occurs in a file
+        (followed across renames), with its committer date: for a text still there, the one
+        that added it. None when history does not say (a shallow clone, an unknown path)."""
+        proc = self._git("log", "-1", "--format=%H %cI", f"-S{text}", "--follow", rev, "--", path,
+                         check=False)
+        line = proc.stdout.decode(errors="replace").strip()
+        if proc.returncode != 0 or " " not in line:
+            return None
+        sha, date = line.split(" ", 1)
+        return sha, date
+
     def tree(self, rev: str) -> GitTree:
         """The tree of a commit-ish."""
         return GitTree(self, self.resolve(rev))

@@ -88,6 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: one per CPU, at most 8; 1 runs everything in this process)")
     _add_output(p)
 
+    p = sub.add_parser("parked", help="the parked (disabled) GPU tests: reason, age, launch, and "
+                       "which can come back")
+    p.add_argument("--repo", default=".", metavar="PATH", help="a repository or folder (default: .)")
+    p.add_argument("--rev", metavar="REV", help="a git revision (default: the files as they are)")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                   help="output format (default: text)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
+    p.add_argument("--config", metavar="FILE",
+                   help="use this configuration file instead of the repository's .github/rocmbot.yml")
+
     p = sub.add_parser("config", help="the effective configuration and where each key comes from")
     p.add_argument("--repo", default=".", metavar="PATH", help="a repository or folder (default: .)")
     p.add_argument("--rev", metavar="REV", help="a git revision (default: the files as they are)")
@@ -272,7 +282,9 @@ def _analysis(args: argparse.Namespace) -> Report:
                     raise UsageError(f"{args.base} and {args.head} share no history: give "
                                      "--exact-base to compare them as they are")
             base = repo.tree(start)
-            return analyze(base, head, loaded=loaded, labels=args.labels)
+            report = analyze(base, head, loaded=loaded, labels=args.labels)
+            _since(repo, head.rev, report)
+            return report
     except TreeError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -313,18 +325,59 @@ def _open_tree(repo_path: str, rev: str | None) -> tuple[Tree, GitRepository | N
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from bot.analysis.engine import audit
     from bot.analysis.pool import default_jobs
 
     loaded = _config_file(args.config)
-    tree, repo = _open_tree(args.repo, args.rev)
+    report = _audited(args.repo, args.rev, loaded, args.jobs or default_jobs())
+    _emit(_render(args, report), args.output)
+    return report.exit_code
+
+
+def _audited(path: str, rev: str | None, loaded: LoadedConfig | None, jobs: int) -> Report:
+    """`audit` of a folder or a revision, its parked tests dated from the history."""
+    from bot.analysis.engine import audit
+    from bot.analysis.tree import GitRepository, TreeError
+
+    tree, repo = _open_tree(path, rev)
     try:
-        report = audit(tree, loaded=loaded, jobs=args.jobs or default_jobs())
-        _emit(_render(args, report), args.output)
+        report = audit(tree, loaded=loaded, jobs=jobs)
+        if report.parked:
+            if repo is not None:
+                _since(repo, tree.rev or "HEAD", report)
+            elif (Path(path) / ".git").exists():  # a working copy: its history up to HEAD
+                try:
+                    with GitRepository(path) as history:
+                        _since(history, "HEAD", report)
+                except TreeError:
+                    pass
+        return report
     finally:
         if repo is not None:
             repo.close()
-    return report.exit_code
+
+
+def _since(repo: GitRepository, rev: str, report: Report) -> None:
+    """Each parked test's `since`: the commit that added its `disabled=` reason (the git
+    processes run a few at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not report.parked:
+        return
+    with ThreadPoolExecutor(max_workers=4) as workers:
+        found = list(workers.map(lambda p: repo.added(rev, p.path, p.reason), report.parked))
+    for parked, since in zip(report.parked, found, strict=True):
+        parked.since = since
+
+
+def _cmd_parked(args: argparse.Namespace) -> int:
+    from bot.analysis.pool import default_jobs
+    from bot.formats import parked
+
+    report = _audited(args.repo, args.rev, _config_file(args.config), default_jobs())
+    render = {"text": parked.render_text, "markdown": parked.render_markdown,
+              "json": parked.render_json}[args.format]
+    _emit(render(report), args.output)
+    return EXIT_OK
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
@@ -609,6 +662,7 @@ _COMMANDS = {
     "reconcile": _cmd_reconcile,
     "replay": _cmd_replay,
     "ci": _cmd_ci,
+    "parked": _cmd_parked,
 }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.analysis.findings import Finding
-from bot.analysis.report import Report, Selected, Table, TestEntry
+from bot.analysis.report import Parked, Report, Selected, Table, TestEntry
 from bot.formats.common import (
     ICON,
     MARKER_CHANGES,
@@ -139,6 +139,9 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
     changes = _changes_block(report, rows)
     if changes:
         blocks.append(changes)
+    parked = _parked_block(report, rows)
+    if parked:
+        blocks.append(parked)
     markers = changed_markers(report) if full else []
     if markers:
         lines = [f"**Markers this PR changed** ({len(markers)})", ""]
@@ -168,6 +171,38 @@ def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[
         blocks.append(f"**Resolved since {code(since[:12]) if since else 'the last push'}**: "
                       + "; ".join(prose(r) for r in resolved[:rows]))
     return blocks
+
+
+def parked_line(p: Parked) -> str:
+    """One parked test the PR touches, and the next step: a ROCm run when its launch is
+    valid now, else the fix its launch needs."""
+    head = f"{code(p.path)} is parked ({prose(_quote(p.reason))})"
+    if p.candidate:
+        was = f" (was {code(p.was)})" if p.was else ""
+        step = (" Comment `/run-amd disabled` to try it on ROCm." if p.backend == "rocm" else
+                f" It runs on {p.backend}, not on ROCm runners: its own CI can try it.")
+        return f"{head}; its launch is valid now{was}.{step}"
+    if p.problems:
+        first = p.problems[0]
+        fix = f" Fix: {prose(first.fix)}." if first.fix else ""
+        message = prose(_cut(first.message, 200))
+        return f"{head}; its launch would still fail: **{first.rule}** {message}.{fix}"
+    return f"{head}; {prose(p.why)}"
+
+
+def _quote(text: str) -> str:
+    return "'" + _cut(text, 80) + "'"
+
+
+def _parked_block(report: Report, rows: int) -> str | None:
+    """The parked (`disabled=`) tests the PR touches, one line each with the next step."""
+    touched = [p for p in report.parked if p.touched]
+    if not touched:
+        return None
+    lines = [f"- {parked_line(p)}" for p in touched[:rows]]
+    if len(touched) > rows:
+        lines.append(f"- …and {len(touched) - rows} more: see the check run.")
+    return "\n".join([f"**Parked tests this PR touches** ({len(touched)})", "", *lines])
 
 
 def _held(report: Report, rows: int) -> str:

@@ -518,3 +518,45 @@ def test_a_pr_that_breaks_the_configuration_gets_cfg001_though_the_base_judges_i
     report = _run(git_repo, broken, git_repo.commit("unrelated"))
     assert {f.baseline for f in report.findings if f.rule == "CFG001"} == {"unchanged"}
     assert report.exit_code == 0
+
+
+def test_parked_tests_in_audit_and_a_fixed_grid_is_a_candidate_in_analyze(
+    example: tuple[GitRepo, str],
+) -> None:
+    repo, _ = example
+    _replace(repo, MOE, "ep_size=2,", "ep_size=4,")  # EP 4 with PP 2 cannot fit 4 GPUs
+    broken = repo.commit("break the grid")
+    with GitRepository(repo.root) as git:
+        report = audit(git.tree(broken))
+    (parked,) = report.parked
+    assert (parked.path, parked.backend, parked.suite, parked.reason) == (
+        MOE, "rocm", "stage-c-4-gpu-mi350", REASON)
+    assert parked.candidate is False and [p.rule for p in parked.problems] == ["PAR002"]
+    assert parked.problems[0].fix and "ep_size=2" in parked.problems[0].fix
+    assert "would fail: PAR002" in parked.why
+    doc = json.loads(report_json(report))
+    assert doc["parked"][0]["launch"]["state"] == "checked"
+    assert doc["parked"][0]["launch"]["findings"][0]["rule"] == "PAR002"
+    assert doc["parked"][0]["since"] is None  # the analysis has no history: the CLI adds it
+    # the grid fixed, the test still parked: a candidate, with what the base said
+    _replace(repo, MOE, "ep_size=4,", "ep_size=2,")
+    report = _run(repo, broken, repo.commit("fix the grid"))
+    (parked,) = report.parked
+    assert parked.candidate and parked.touched and parked.problems == []
+    assert parked.was is not None and parked.was.startswith("PAR002: ") and "ep 4 -> 2" in parked.was
+    summary = markdown.render(report)
+    assert "**Parked tests this PR touches** (1)" in summary
+    assert "its launch is valid now (was `PAR002: " in summary
+    assert "Comment `/run-amd disabled` to try it on ROCm." in summary
+    # a change that does not reach it: parked, but not a candidate of this PR
+    repo.write("README.md", "docs\n")
+    head = repo.commit("docs")
+    report = _run(repo, head, head)
+    assert [(p.candidate, p.touched) for p in report.parked] == [(False, False)]
+    assert "this PR does not touch it" in report.parked[0].why
+
+
+def report_json(report: Report) -> str:
+    from bot.formats import FORMATS
+
+    return FORMATS["json"](report)
