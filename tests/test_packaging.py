@@ -27,4 +27,15 @@ def test_the_images_copy_no_part_of_the_simulator(dockerfile: str) -> None:
         words = line.split()
         if words[:1] == ["COPY"]:
             copied += [w for w in words[1:-1] if not w.startswith("--")]
-    assert copied and set(copied) <= {"pyproject.toml", "README.md", *PRODUCT}, copied
+    assert copied and set(copied) <= {"pyproject.toml", "README.md", "requirements.lock", *PRODUCT}, copied
+
+
+def test_the_service_image_installs_the_locked_dependencies_then_rocmbot_alone() -> None:
+    """requirements.lock, every file checked against its hash (tests/test_lock.py holds the lock to
+    pyproject.toml); then rocmbot without dependencies, so that nothing unlocked comes in."""
+    runs = [line.removeprefix("RUN ") for line in (ROOT / "Dockerfile").read_text().splitlines()
+            if line.startswith("RUN ")]
+    assert [run for run in runs if "pip install" in run] == [
+        "pip install --no-cache-dir --require-hashes -r requirements.lock",
+        "pip install --no-cache-dir --no-deps .",
+    ]

@@ -15,7 +15,7 @@ DOCS = ("README.md", "CONTRIBUTING.md")
 # Folders of rocmbot itself. Paths under `tests/`, `scripts/`, `docker/`, ... are as often the
 # analysed repositories' (miles' `tests/ci/ci_register.py`) as ours, so they are not checked.
 OWN_FOLDERS = ("bot", "handlers", "config", "bench", "bin", "docs", ".ci")
-OWN_FILES = ("README.md", "CONTRIBUTING.md", ".pre-commit-hooks.yaml", "pyproject.toml")
+OWN_FILES = ("README.md", "CONTRIBUTING.md", ".pre-commit-hooks.yaml", "pyproject.toml", "requirements.lock")
 PLACEHOLDER = re.compile(r"[<>{}*]|\.\.\.")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
