@@ -123,6 +123,19 @@ class MatrixTestsConfig(_Model):
 
 
 @dataclass(frozen=True, slots=True)
+class FailureRule(_Model):
+    """A pattern that explains a failed job's log (see `config/failures.yml`): ``kind`` is
+    its class, `infrastructure` or `predicted` (with the finding ``rule`` that foretells it)."""
+
+    id: str
+    pattern: str
+    kind: Literal["infrastructure", "predicted"]
+    explanation: str
+    rule: str | None = None
+    vectors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class DispatchConfig(_Model):
     """ROCm runs: the workflow to dispatch, who may, and the budgets above which a
     maintainer approves."""
@@ -168,6 +181,7 @@ class RepoConfig(_Model):
     pins: PinsConfig = field(default_factory=PinsConfig)
     launch: LaunchConfig = field(default_factory=LaunchConfig)
     matrix_tests: MatrixTestsConfig = field(default_factory=MatrixTestsConfig)
+    failures: list[FailureRule] = field(default_factory=list)
     dispatch: DispatchConfig = field(default_factory=DispatchConfig)
     max_file_bytes: int = 1024 * 1024
 
@@ -213,6 +227,7 @@ def _from_model(model: schema.RepoConfig) -> RepoConfig:
         }}),
         "launch": LaunchConfig(**data["launch"]),
         "matrix_tests": MatrixTestsConfig(**data["matrix_tests"]),
+        "failures": [FailureRule(**rule) for rule in data["failures"]],
         "dispatch": DispatchConfig(**data["dispatch"]),
     })
 
@@ -353,3 +368,14 @@ def _closest(key: str, known: dict[str, Any]) -> str | None:
 
     found = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
     return found[0] if found else None
+
+
+def validate_failures(data: Any) -> list[FailureRule]:
+    """The patterns of a failures file (a list of mappings), validated by :mod:`config.schema`
+    (pydantic's ``ValidationError`` when one is not valid)."""
+    from pydantic import TypeAdapter
+
+    from config.schema import FailureRule as Schema
+
+    models = TypeAdapter(list[Schema]).validate_python(data)
+    return [FailureRule(**m.model_dump()) for m in models]

@@ -96,6 +96,30 @@ class MatrixTestsConfig(Model):
     backends: dict[str, Backend] = Field(default_factory=dict)
 
 
+class FailureRule(Model):
+    """A pattern that explains a failed job's log (see `config/failures.yml`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, populate_by_name=True)
+
+    id: str = Field(min_length=1, max_length=100)
+    pattern: str = Field(min_length=1, max_length=2000)
+    kind: Literal["infrastructure", "predicted"] = Field(alias="class")
+    explanation: str = Field(min_length=1, max_length=300)
+    rule: str | None = None
+    vectors: list[str] = Field(default_factory=list)
+
+    @field_validator("pattern")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        import re
+
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from exc
+        return value
+
+
 class DispatchConfig(Model):
     """ROCm runs: the workflow to dispatch, who may, and the budgets above which a
     maintainer approves."""
@@ -151,6 +175,7 @@ class RepoConfig(Model):
     pins: PinsConfig = Field(default_factory=PinsConfig)
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
     matrix_tests: MatrixTestsConfig = Field(default_factory=MatrixTestsConfig)
+    failures: list[FailureRule] = Field(default_factory=list)
     dispatch: DispatchConfig = Field(default_factory=DispatchConfig)
     max_file_bytes: int = Field(ge=1024, le=64 * 1024 * 1024)
 

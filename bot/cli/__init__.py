@@ -98,6 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="FILE",
                    help="use this configuration file instead of the repository's .github/rocmbot.yml")
 
+    p = sub.add_parser("triage", help="explain a failed ROCm job from its saved log, as the service "
+                       "would: predicted by a finding, infrastructure, or new")
+    p.add_argument("--repo", default=".", metavar="PATH", help="a repository or folder (default: .)")
+    p.add_argument("--rev", metavar="REV", help="the revision the job ran (default: the files as they are)")
+    p.add_argument("--test", required=True, metavar="TEST",
+                   help="the test the job ran (its path, or the end of it)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    p.add_argument("--config", metavar="FILE",
+                   help="use this configuration file instead of the repository's .github/rocmbot.yml")
+    p.add_argument("log", metavar="LOGFILE", help="the job's log, as GitHub serves it")
+
     p = sub.add_parser("config", help="the effective configuration and where each key comes from")
     p.add_argument("--repo", default=".", metavar="PATH", help="a repository or folder (default: .)")
     p.add_argument("--rev", metavar="REV", help="a git revision (default: the files as they are)")
@@ -367,6 +378,53 @@ def _since(repo: GitRepository, rev: str, report: Report) -> None:
         found = list(workers.map(lambda p: repo.added(rev, p.path, p.reason), report.parked))
     for parked, since in zip(report.parked, found, strict=True):
         parked.since = since
+
+
+def _cmd_triage(args: argparse.Namespace) -> int:
+    import json
+
+    from bot.analysis import triage
+    from bot.analysis.engine import read_config
+
+    try:
+        data = Path(args.log).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.log}: {exc.strerror}") from exc
+    loaded = _config_file(args.config)
+    report = _audited(args.repo, args.rev, loaded, 1)
+    paths = sorted({t.path for t in report.tests})
+    wanted = [p for p in paths if p == args.test or p.endswith("/" + args.test.lstrip("/"))]
+    if len(wanted) != 1:
+        raise UsageError(f"no registered test {args.test!r} at {args.rev or 'the working tree'}"
+                         if not wanted else f"{args.test!r} names {len(wanted)} tests: "
+                         + ", ".join(wanted[:5]))
+    (test,) = wanted
+    findings = [f for f in report.findings if test in (f.test, f.path) or f.rule.startswith("PIN")]
+    if loaded is None:
+        tree, repo = _open_tree(args.repo, args.rev)
+        try:
+            loaded = read_config(tree)
+        finally:
+            if repo is not None:
+                repo.close()
+    try:
+        text = triage.read_log(data)
+    except triage.LogUnavailableError as exc:
+        sys.stdout.write(json.dumps({"test": test, "class": None, "available": False, "why": str(exc)})
+                         + "\n" if args.format == "json" else f"{test}: log not available: {exc}\n")
+        return EXIT_OK
+    result = triage.classify(text, findings, rules=triage.patterns(loaded.config.failures))
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"test": test, "available": True, **result.as_json()}, indent=2) + "\n")
+        return EXIT_OK
+    what = {"predicted": f"predicted by {result.rule}", "known": "known (seen before)", "new": "new",
+            "infrastructure": f"infrastructure ({result.pattern})"}[result.kind]
+    lines = [f"{test}: {what}: {result.explanation}"]
+    lines.extend(f"  | {line}" for line in result.excerpt)
+    if result.fix:
+        lines.append(f"  fix: {result.fix}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK
 
 
 def _cmd_parked(args: argparse.Namespace) -> int:
@@ -663,6 +721,7 @@ _COMMANDS = {
     "replay": _cmd_replay,
     "ci": _cmd_ci,
     "parked": _cmd_parked,
+    "triage": _cmd_triage,
 }
 
 
