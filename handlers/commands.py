@@ -9,8 +9,9 @@ from bot.core.events import Event
 from bot.github import keys
 from bot.github.context import HandlerContext
 from bot.rocm import payloads
+from bot.rocm.command_table import FORCE, spec
 from bot.rocm.commands import VALID, Command, command_line, parse
-from bot.rocm.decide import Actor, Refusal, may_approve, may_cancel, may_request
+from bot.rocm.decide import Actor, Refusal, may_command
 from bot.rocm.runs import RocmRuns
 from bot.service.router import Router
 
@@ -32,13 +33,10 @@ def _head_when_written(runs: RocmRuns, event: Event) -> str:
 
 
 def _may(who: Actor, command: Command, runs: RocmRuns) -> Refusal | None:
-    """Why the commenter may not give this command at all, or None."""
-    config = runs.config.dispatch
-    if command.kind == "cancel":
-        return may_cancel(who, config)
-    if command.kind == "approve":
-        return may_approve(who, config)
-    return may_request(who, force=command.force, config=config)
+    """Why the commenter may not give this command at all, or None: the rights the command
+    table declares for it and for its options."""
+    flags = [FORCE.flag] if command.force else []
+    return may_command(who, spec(command.kind), flags, runs.config.dispatch)
 
 
 def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, login: str) -> None:

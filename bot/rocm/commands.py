@@ -1,4 +1,7 @@
-"""Slash commands in PR comments: `/run-amd ...` and `/approve-amd`, parsed from text only."""
+"""Slash commands in PR comments: `/run-amd ...` and `/approve-amd`, parsed from text only.
+
+What each command looks like is declared once, in :mod:`bot.rocm.command_table`; the parser
+and the near-miss suggestions here are made from that table."""
 
 from __future__ import annotations
 
@@ -6,21 +9,12 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-Kind = Literal["run", "all", "paths", "cancel", "help", "approve", "unknown"]
+from bot.rocm.command_table import COMMANDS, NAMES, CommandSpec, Kind, options
 
-VALID = (
-    "/run-amd",
-    "/run-amd all",
-    "/run-amd <test path> ...",
-    "/run-amd cancel",
-    "/run-amd help",
-    "/run-amd --force",
-    "/approve-amd",
-)
+VALID = tuple(c.usage for c in COMMANDS) + tuple(o.example for o in options())
 _FENCE = re.compile(r"^\s*(```|~~~)")
-OWN = ("/run-amd", "/approve-amd")  # the words rocmbot's commands start with
+OWN = NAMES  # the words rocmbot's commands start with
 # a word part that makes a command rocmbot's to answer, whatever else it says (`/rerun-amd`)
 _OWN_PARTS = frozenset({"amd", "rocm"})
 
@@ -53,14 +47,16 @@ def command_line(body: str) -> str | None:
 def _closest(text: str) -> str:
     words = text.split()
     head = words[0].lower() if words else text
-    options = ["/run-amd", "/approve-amd"]
-    found = difflib.get_close_matches(head, options, n=1, cutoff=0.0)
-    if found and found[0] == "/run-amd" and len(words) > 1:
-        word = words[1].lower()
-        sub = difflib.get_close_matches(word, ["all", "cancel", "help", "--force"], n=1, cutoff=0.6)
+    found = difflib.get_close_matches(head, list(NAMES), n=1, cutoff=0.0)
+    name = found[0] if found else NAMES[0]
+    specs = [c for c in COMMANDS if c.name == name]
+    follow = list(dict.fromkeys([*(c.word for c in specs if c.word is not None),
+                                 *(o.flag for c in specs for o in c.options)]))
+    if follow and len(words) > 1:
+        sub = difflib.get_close_matches(words[1].lower(), follow, n=1, cutoff=0.6)
         if sub:
-            return f"/run-amd {sub[0]}"
-    return found[0] if found else "/run-amd"
+            return f"{name} {sub[0]}"
+    return name
 
 
 def _distance(a: str, b: str) -> int:
@@ -87,6 +83,24 @@ def is_near(head: str, prefixes: Sequence[str] = ()) -> bool:
     return any(word.startswith(p.lower()) for p in prefixes if p.startswith("/") and len(p) > 1)
 
 
+def _unknown(line: str, suggestion: str) -> Command:
+    return Command("unknown", text=line, suggestion=suggestion)
+
+
+def _entry(specs: Sequence[CommandSpec], args: list[str]) -> tuple[CommandSpec, list[str]] | None:
+    """The command the words after the first one make, and its test paths: the command whose
+    word comes first, when it takes the paths that follow; else the one without a word that
+    takes that many paths (`/run-amd all x.py` names the paths `all` and `x.py`)."""
+    first = args[0] if args else None
+    for c in specs:
+        if c.word is not None and c.word == first and c.takes(len(args) - 1):
+            return c, args[1:]
+    for c in specs:
+        if c.word is None and c.takes(len(args)):
+            return c, args
+    return None
+
+
 def parse(body: str, prefixes: Sequence[str] = ()) -> Command | None:
     """The command a comment carries, or None when it carries none of rocmbot's (another
     bot's command is not rocmbot's to answer: see :func:`is_near`)."""
@@ -95,26 +109,20 @@ def parse(body: str, prefixes: Sequence[str] = ()) -> Command | None:
         return None
     words = line.split()
     head = words[0].lower()
-    if head == "/approve-amd":
-        if len(words) == 1:
-            return Command("approve", text=line)
-        return Command("unknown", text=line, suggestion="/approve-amd")
-    if head != "/run-amd":
+    specs = [c for c in COMMANDS if c.name == head]
+    if not specs:
         if is_near(head, prefixes):
-            return Command("unknown", text=line, suggestion=_closest(line))
+            return _unknown(line, _closest(line))
         return None
-    args = words[1:]
-    force = "--force" in args
-    args = [a for a in args if a != "--force"]
-    options = [a for a in args if a.startswith("-")]
-    if options:
-        return Command("unknown", text=line, suggestion=_closest(line))
-    if not args:
-        return Command("run", force=force, text=line)
-    if args == ["all"]:
-        return Command("all", force=force, text=line)
-    if args in (["cancel"], ["help"]):
-        if force:
-            return Command("unknown", text=line, suggestion=f"/run-amd {args[0]}")
-        return Command(args[0], text=line)  # type: ignore[arg-type]
-    return Command("paths", paths=tuple(dict.fromkeys(args)), force=force, text=line)
+    flags = {o.flag for c in specs for o in c.options}
+    given = {a for a in words[1:] if a in flags}
+    args = [a for a in words[1:] if a not in flags]
+    if any(a.startswith("-") for a in args):  # an option no command takes
+        return _unknown(line, _closest(line))
+    found = _entry(specs, args)
+    if found is None:
+        return _unknown(line, specs[0].stem)
+    entry, paths = found
+    if given - {o.flag for o in entry.options}:
+        return _unknown(line, entry.stem)
+    return Command(entry.kind, paths=tuple(dict.fromkeys(paths)), force="--force" in given, text=line)

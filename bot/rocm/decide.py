@@ -18,6 +18,7 @@ import yaml
 
 from bot.formats.escape import code
 from bot.github import keys
+from bot.rocm.command_table import FORCE, CommandSpec, Rights, spec
 from bot.rocm.payloads import capped, minutes, moved, who_may
 from bot.store.dispatch import UNACCEPTED, Dispatch, SelectedTest, Selection, tests_hash
 from config.repo import DispatchConfig, RepoConfig
@@ -91,20 +92,38 @@ def rank(permission: str) -> int:
     return LEVELS.get(permission, 0)
 
 
+def allowed(who: Actor, rights: Rights) -> bool:
+    """Whether ``who`` has the rights a command or an option asks for (see the command table)."""
+    return rights == "anyone" or (who.maintainer if rights == "maintain" else who.trusted)
+
+
+def may_give(who: Actor, rights: Rights, denied: str, config: DispatchConfig) -> Refusal | None:
+    """Why ``who`` may not give a command (or use an option) that asks for ``rights``, or None;
+    ``denied`` names what is refused (`ROCm runs may be started by`)."""
+    if allowed(who, rights):
+        return None
+    return Refusal(f"{who.why()}; {denied} {who_may(config, approve=rights == 'maintain')}.")
+
+
+def may_command(who: Actor, entry: CommandSpec, flags: Iterable[str], config: DispatchConfig
+                ) -> Refusal | None:
+    """Why ``who`` may not give this command with these options, or None: the rights the
+    command table declares for the command first, then for each option."""
+    refused = may_give(who, entry.rights, entry.denied, config)
+    for option in entry.options:
+        if refused is None and option.flag in flags:
+            refused = may_give(who, option.rights, option.denied, config)
+    return refused
+
+
 def may_request(who: Actor, *, force: bool, config: DispatchConfig) -> Refusal | None:
     """Why the requester may not ask for runs (with ``force``: despite error findings), or None;
     asked before anything else is read for the request."""
-    if not who.trusted:
-        return Refusal(f"{who.why()}; ROCm runs may be started by {who_may(config, approve=False)}.")
-    if force and not who.maintainer:
-        return Refusal(f"{who.why()}; `--force` may be used by {who_may(config, approve=True)}.")
-    return None
+    return may_command(who, spec("run"), [FORCE.flag] if force else [], config)
 
 
 def may_approve(who: Actor, config: DispatchConfig) -> Refusal | None:
-    if who.maintainer:
-        return None
-    return Refusal(f"{who.why()}; ROCm runs may be approved by {who_may(config, approve=True)}.")
+    return may_command(who, spec("approve"), [], config)
 
 
 def screen(who: Actor, tests: Sequence[SelectedTest], *, force: bool, failing: Iterable[str],
@@ -129,9 +148,7 @@ def screen(who: Actor, tests: Sequence[SelectedTest], *, force: bool, failing: I
 
 
 def may_cancel(who: Actor, config: DispatchConfig) -> Refusal | None:
-    if who.trusted:
-        return None
-    return Refusal(f"{who.why()}; runs may be cancelled by {who_may(config, approve=False)}.")
+    return may_command(who, spec("cancel"), [], config)
 
 
 def budget_problem(cost: float, head: Head, config: DispatchConfig) -> str | None:

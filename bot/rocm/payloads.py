@@ -11,21 +11,14 @@ from typing import Any
 
 from bot.formats.escape import code
 from bot.formats.markdown import grid
+from bot.rocm.command_table import help_lines
 from bot.store.dispatch import Dispatch, JobOutcome, SelectedTest, Selection
 from config.repo import DispatchConfig
 
 ROCM_CHECK = "rocmbot / rocm"
 APPROVE_ACTION = "approve-rocm"
 
-HELP = """**rocmbot commands** (the first line of a PR comment):
-
-- `/run-amd`: run the ROCm tests this PR affects (its current selection)
-- `/run-amd all`: run every enabled ROCm test of the per-PR suites
-- `/run-amd <test path> [...]`: run those tests
-- `/run-amd cancel`: cancel this PR's ROCm runs in flight
-- `/run-amd --force`: run despite error findings, the held tests too (maintainers)
-- `/approve-amd`: approve the waiting ROCm runs of the current head (maintainers)
-- `/run-amd help`: this message"""
+HELP = "\n".join(["**rocmbot commands** (the first line of a PR comment):", "", *help_lines()])
 
 
 @dataclass
