@@ -69,6 +69,17 @@ def _distance(a: str, b: str) -> int:
     return row[-1]
 
 
+def slip_of_word(word: str) -> str | None:
+    """The command whose word (`cancel`, `disabled`) ``word`` is a slip of, at most two edits
+    away, written out (`/run-amd cancel`); None when it is none's. A test path named by
+    `/run-amd <path>` that is no file may be one."""
+    lowered = word.lower()
+    if len(lowered) < 3:
+        return None
+    near = sorted((_distance(lowered, c.word), c.stem) for c in COMMANDS if c.word is not None)
+    return near[0][1] if near and near[0][0] <= 2 else None
+
+
 def is_near(head: str, prefixes: Sequence[str] = ()) -> bool:
     """Whether a `/word` that is none of rocmbot's commands is still rocmbot's to answer (with
     the closest command): a slip of one of its words (`/runamd`, `/aprove-amd`: at most two

@@ -19,6 +19,7 @@ import yaml
 from bot.formats.escape import code
 from bot.github import keys
 from bot.rocm.command_table import FORCE, CommandSpec, Rights, spec
+from bot.rocm.commands import slip_of_word
 from bot.rocm.payloads import capped, minutes, moved, who_may
 from bot.store.dispatch import UNACCEPTED, Dispatch, SelectedTest, Selection, tests_hash
 from config.repo import DispatchConfig, RepoConfig
@@ -261,7 +262,8 @@ def named_tests(paths: Iterable[str], known: dict[str, SelectedTest], files: set
         if clean in known:
             tests.append(known[clean])
         elif clean not in files:
-            hint = " (did you mean `/run-amd cancel`?)" if clean in ("canel", "cancle") else ""
+            slip = slip_of_word(clean)
+            hint = f" (did you mean `{slip}`?)" if slip else ""
             problems.append(f"{code(clean)} is not a file at the head{hint}")
         else:
             problems.append(f"{code(clean)} has no enabled ROCm marker")

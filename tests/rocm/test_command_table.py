@@ -11,8 +11,8 @@ import pytest
 
 from bot.rocm import payloads
 from bot.rocm.command_table import COMMANDS, FORCE, CommandSpec, Kind, markdown_table, options, spec
-from bot.rocm.commands import VALID, parse
-from bot.rocm.decide import Actor, may_command
+from bot.rocm.commands import VALID, parse, slip_of_word
+from bot.rocm.decide import Actor, may_command, named_tests
 from config.repo import DispatchConfig
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -92,3 +92,13 @@ def test_the_rights_the_table_declares_are_the_ones_checked(entry: CommandSpec) 
         forced = may_command(DEV, entry, ["--force"], config)
         assert forced is not None and "`--force` may be used by people with maintain" in forced.reason
         assert may_command(LEAD, entry, ["--force"], config) is None
+
+
+@pytest.mark.parametrize("entry", [c for c in COMMANDS if c.word is not None], ids=lambda c: c.kind)
+def test_a_path_that_is_a_slip_of_a_commands_word_is_offered_the_command(entry: CommandSpec) -> None:
+    word = entry.word or ""
+    slip = word[1] + word[0] + word[2:]  # two letters swapped
+    assert slip_of_word(slip) == entry.stem
+    tests, problems = named_tests([slip], {}, set())
+    assert tests == [] and problems == [f"`{slip}` is not a file at the head (did you mean `{entry.stem}`?)"]
+    assert slip_of_word("tests/e2e/test_x.py") is None and slip_of_word("al") is None
