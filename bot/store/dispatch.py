@@ -52,19 +52,51 @@ class SelectedTest:
     est_time: float | None
     gpus: int | None
     tier: str = "direct"
+    # a disabled marker's test (`/run-amd disabled`): dispatched with `include_disabled`, so
+    # the workflow runs it although its marker says it is disabled
+    parked: bool = False
 
     @property
     def gpu_minutes(self) -> float:
         return (self.est_time or 0) / 60 * (self.gpus or 0)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "path": self.path,
             "suite": self.suite,
             "est_time": self.est_time,
             "gpus": self.gpus,
             "tier": self.tier,
         }
+        if self.parked:
+            out["parked"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SelectedTest:
+        return cls(data["path"], data["suite"], data["est_time"], data["gpus"], data.get("tier", "direct"),
+                   bool(data.get("parked", False)))
+
+
+@dataclass(frozen=True)
+class ParkedTest:
+    """A disabled ROCm marker of a PR head (the analysis' `parked[]`) as `/run-amd disabled`
+    sees it: its test (``parked`` set), whether it is a candidate to bring back (its launch
+    checked and valid, and reached by the PR), why or why not, and the rules its launch breaks."""
+
+    test: SelectedTest
+    candidate: bool
+    why: str
+    problems: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.test.as_dict(), "candidate": self.candidate, "why": self.why,
+                "problems": list(self.problems)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ParkedTest:
+        return cls(SelectedTest.from_dict({**data, "parked": True}), bool(data.get("candidate")),
+                   str(data.get("why") or ""), tuple(data.get("problems") or ()))
 
 
 def tests_hash(tests: list[SelectedTest]) -> str:
@@ -85,6 +117,12 @@ class Selection:
     check_run_id: int | None
     state: str
     held: list[SelectedTest] = field(default_factory=list)  # selected, but with a new error
+    parked: list[ParkedTest] = field(default_factory=list)  # its disabled ROCm markers
+
+    @property
+    def candidates(self) -> list[SelectedTest]:
+        """The parked tests `/run-amd disabled` runs: those that could come back."""
+        return [p.test for p in self.parked if p.candidate]
 
     def holds(self, tests: Sequence[SelectedTest]) -> bool:
         """Whether this is a selection of the same tests (each by suite and path)."""
@@ -109,6 +147,7 @@ class Dispatch:
     created_at: float
     run_attempt: int | None = None  # of the news the status shows; None: no news yet
     news_at: int | None = None  # GitHub's time of that news, whole seconds
+    include_disabled: bool = False  # sent with `include_disabled`: its tests are parked ones
 
     @classmethod
     def from_row(cls, row: Row[Any]) -> Dispatch:
@@ -130,6 +169,7 @@ class Dispatch:
             m["created_at"],
             m["run_attempt"],
             m["news_at"],
+            bool(m["include_disabled"]),
         )
 
     @property
@@ -202,13 +242,15 @@ class DispatchStore:
         failing: list[str],
         state: str,
         held: Sequence[SelectedTest] = (),
+        parked: Sequence[ParkedTest] = (),
     ) -> None:
-        """The head's selection, the tests whose launch has error findings, and those held
-        from the selection for a new error (which `/run-amd --force` runs)."""
+        """The head's selection, the tests whose launch has error findings, those held
+        from the selection for a new error (which `/run-amd --force` runs), and its parked
+        ROCm tests (which `/run-amd disabled` runs when they are candidates)."""
         now = time.time()
         failing = sorted(set(failing))
         data = {"tests": [t.as_dict() for t in tests], "failing": failing,
-                "held": [t.as_dict() for t in held]}
+                "held": [t.as_dict() for t in held], "parked": [p.as_dict() for p in parked]}
         values = {
             "author": author,
             "tests": json.dumps(data),
@@ -237,10 +279,8 @@ class DispatchStore:
             return None
         m = row._mapping
         data = json.loads(m["tests"])
-        tests, held = ([
-            SelectedTest(t["path"], t["suite"], t["est_time"], t["gpus"], t.get("tier", "direct"))
-            for t in data.get(key, [])
-        ] for key in ("tests", "held"))
+        tests, held = ([SelectedTest.from_dict(t) for t in data.get(key, [])] for key in ("tests", "held"))
+        parked = [ParkedTest.from_dict(p) for p in data.get("parked", [])]
         return Selection(
             repo,
             pr,
@@ -252,6 +292,7 @@ class DispatchStore:
             m["check_run_id"],
             m["state"],
             held,
+            parked,
         )
 
     def prs_of_head(self, repo: str, head: str) -> list[int]:
@@ -350,8 +391,10 @@ class DispatchStore:
         tests: list[str],
         gpu_minutes: float,
         requested_by: str,
+        include_disabled: bool = False,
     ) -> bool:
-        """Record a dispatch before it is sent: `dispatching`, not yet in flight."""
+        """Record a dispatch before it is sent: `dispatching`, not yet in flight.
+        ``include_disabled``: its tests are parked, and the workflow is told to run them."""
         now = time.time()
         stmt = (
             self._insert()(dispatches)
@@ -367,6 +410,8 @@ class DispatchStore:
                 status="dispatching",
                 created_at=now,
                 updated_at=now,
+                # only when set: the column's default says false
+                **({"include_disabled": True} if include_disabled else {}),
             )
             .on_conflict_do_nothing(index_elements=["dispatch_id"])
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     Float,
     Index,
@@ -13,6 +14,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 metadata = MetaData()
@@ -123,6 +125,9 @@ dispatches = Table(
     # time of it (whole seconds since the epoch), so late news of an earlier state is ignored.
     Column("run_attempt", Integer),
     Column("news_at", BigInteger),
+    # Its tests are parked (disabled markers, `/run-amd disabled`): the workflow is dispatched
+    # with `include_disabled`, again so when the dispatch is completed or re-run.
+    Column("include_disabled", Boolean, nullable=False, server_default=false()),
     Index("ix_dispatches_pr", "repository", "pr_number", "head_sha"),
     Index("ix_dispatches_run", "repository", "run_id"),
     Index("ix_dispatches_created", "repository", "created_at"),

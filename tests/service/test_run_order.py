@@ -180,7 +180,7 @@ def test_rows_from_before_the_migration_move_forward(tmp_path: Path) -> None:
     with db.engine.begin() as conn:
         conn.exec_driver_sql("INSERT INTO test_outcomes (dispatch_id, path, job_id, status, updated_at)"
                              f" VALUES ('d1', '{A}', 5, 'completed', 0)")
-    assert db.upgrade() == "0004"
+    assert db.upgrade() == db.head_revision()
     record = runs.get("d1")
     assert isinstance(record, Dispatch) and (record.run_attempt, record.news_at) == (None, None)
     assert runs.outcomes("d1")[A].run_attempt == 1

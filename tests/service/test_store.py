@@ -16,7 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.core.deadline import RetryLaterError
 from bot.github.effects import Effects, Lookups
-from bot.store.dispatch import DispatchStore, JobOutcome
+from bot.store.dispatch import DispatchStore, JobOutcome, ParkedTest, SelectedTest
 from bot.store.schema import deliveries, metadata, pr_leases
 from bot.store.store import Store, StoreError, backoff_seconds, normalise_url
 from tests.service.helpers import comment_payload, event_of, pr_payload
@@ -353,7 +353,7 @@ def test_readiness_names_the_missing_migration(tmp_path: object) -> None:
     db = Store(f"sqlite:///{tmp_path}/empty.db")
     with pytest.raises(StoreError, match="run `rocmbot db upgrade`"):
         db.check_ready()
-    assert db.upgrade() == db.head_revision() == "0004"
+    assert db.upgrade() == db.head_revision() == "0005"
     db.check_ready()
     db.close()
     gone = Store("postgresql://nobody@127.0.0.1:1/none")
@@ -469,3 +469,21 @@ def test_an_approval_covers_the_current_head_seen_before_it_whatever_came_in_lat
     newer = "c" * 40
     _add(store, "d3", sha=newer, now=1001.2)  # the current head moved on within the comment's second
     assert runs.head_at("octo/miles", 1, 1001, newer) == older  # not covered: names what came last before
+
+
+def test_a_heads_parked_tests_and_a_dispatch_of_them_are_kept(store: Store) -> None:
+    runs = DispatchStore(store)
+    head, suite = "c" * 40, "stage-c-4-gpu-mi350"
+    moe = SelectedTest("tests/e2e/test_moe.py", suite, 1600, 4, parked=True)
+    parked = [ParkedTest(moe, True, "its launch is checked and valid."),
+              ParkedTest(SelectedTest("tests/e2e/test_x.py", suite, 60, 4, parked=True), False,
+                         "its launch would fail: PAR002.", ("PAR002",))]
+    runs.save_selection("o/r", 1, head, "dev", [], [], "selected", parked=parked)
+    selection = runs.selection("o/r", 1, head)
+    assert selection is not None and selection.parked == parked and selection.candidates == [moe]
+    assert selection.tests == [] and selection.gpu_minutes == 0  # parked tests are no part of the selection
+    runs.add("d-parked", "o/r", 1, head, suite, [moe.path], moe.gpu_minutes, "lead", include_disabled=True)
+    runs.add("d-plain", "o/r", 1, head, suite, ["tests/e2e/test_y.py"], 10.0, "lead")
+    assert [(d.dispatch_id, d.include_disabled) for d in sorted(runs.for_pr("o/r", 1, head),
+                                                                key=lambda d: d.dispatch_id)] == [
+        ("d-parked", True), ("d-plain", False)]
