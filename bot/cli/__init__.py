@@ -164,6 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--suite", default="rocm", help="the suite name for the report")
     q.add_argument("--runner", default=None,
                    help="command that runs one test file (default: this Python), e.g. 'python -m pytest -x'")
+    q.add_argument("--include-disabled", action="store_true",
+                   help="run a named test even when its ROCm marker is disabled (default: leave it out)")
 
     p = sub.add_parser("demo", help="build a small example repository with a PR and analyse it")
     p.add_argument("--dir", metavar="PATH", help="where to build it (default: a temporary folder)")
@@ -703,7 +705,8 @@ def _cmd_ci(args: argparse.Namespace) -> int:
     if not tests:
         raise UsageError("--tests names no test file")
     runner = shlex.split(args.runner) if args.runner else None
-    return run(tests, timeout=args.timeout, junit_path=args.junit, runner=runner, suite=args.suite)
+    return run(tests, timeout=args.timeout, junit_path=args.junit, runner=runner, suite=args.suite,
+               include_disabled=args.include_disabled)
 
 
 _COMMANDS = {

@@ -1,15 +1,17 @@
-"""Slash-command parsing, the workflow contract check, and `rocmbot ci run`."""
+"""Slash-command parsing, the workflow contract check, and `rocmbot ci run` (and the template's use of it)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bot.cli import main
-from bot.cli.ci_run import run
+from bot.cli.ci_run import disabled_reason, run
 from bot.rocm.commands import parse
 from bot.rocm.decide import workflow_problem
 from config.repo import parse_config
@@ -135,3 +137,65 @@ def test_a_command_prefix_that_is_no_slash_word_is_a_problem_and_the_default_sta
                for p in loaded.problems)
     fine = parse_config("dispatch:\n  command_prefixes: [/gpu-]\n", ".github/rocmbot.yml")
     assert fine.config.dispatch.command_prefixes == ["/gpu-"] and not fine.problems
+
+
+PARKED = ('def register_rocm_ci(*args, **kwargs):\n    pass\n\n\n'
+          'register_rocm_ci(60, "stage-b-1-gpu-mi350", disabled="FIXME: flaky")\nprint("ran")\n')
+
+
+@pytest.mark.parametrize(
+    ("text", "suite", "reason"),
+    [
+        (PARKED, None, "FIXME: flaky"),
+        ('register_rocm_ci(60, "s")\n', None, None),
+        ('register_rocm_ci(60, "s", disabled=None)\n', None, None),
+        ('register_amd_ci(60, "s", False, "sglang: 4th positional")\n', None, "sglang: 4th positional"),
+        ('register_rocm_ci(60, "s", disabled=REASON)\n', None, "(its reason is not a literal)"),
+        ('register_cuda_ci(60, "s", disabled="cuda only")\nregister_rocm_ci(60, "s")\n', None, None),
+        ('register_rocm_ci(60, "a", disabled="x")\nregister_rocm_ci(60, "b")\n', "a", "x"),
+        ('register_rocm_ci(60, "a", disabled="x")\nregister_rocm_ci(60, "b")\n', "b", None),
+        ('register_rocm_ci(60, "a", disabled="x")\nregister_rocm_ci(60, "b")\n', "c", None),
+        ('register_rocm_ci(60, "a", disabled="x")\nregister_rocm_ci(60, "b", disabled="y")\n', "c", "x"),
+        ('if True:\n    register_rocm_ci(60, "s", disabled="not top level")\n', None, None),
+        ("def broken(:\n", None, None),
+    ],
+)
+def test_ci_run_reads_whether_a_tests_rocm_marker_is_disabled(tmp_path: Path, text: str, suite: str | None,
+                                                            reason: str | None) -> None:
+    (tmp_path / "t.py").write_text(text)
+    assert disabled_reason(str(tmp_path / "t.py"), suite) == reason
+
+
+def test_ci_run_leaves_a_disabled_test_out_unless_told_to_include_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "parked.py").write_text(PARKED)
+    (tmp_path / "ok.py").write_text("print('fine')\n")
+    monkeypatch.chdir(tmp_path)
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert run(["parked.py", "ok.py"], timeout=60, junit_path="r.xml") == 0  # left out is not failed
+    xml = (tmp_path / "r.xml").read_text()
+    assert 'tests="2" failures="0" skipped="1"' in xml and xml.count("<skipped") == 1
+    assert "its ROCm marker is disabled (FIXME: flaky)" in xml
+    assert "| `parked.py` | ⏸️ disabled | 0 s |" in summary.read_text()
+    assert "ran" not in capsys.readouterr().err
+    assert main(["ci", "run", "--tests", "parked.py", "--junit", "again.xml", "--include-disabled"]) == 0
+    again = (tmp_path / "again.xml").read_text()
+    assert 'failures="0" skipped="0"' in again and "run although its ROCm marker is disabled" in again
+    assert "ran" in capsys.readouterr().err
+
+
+def test_the_template_runs_a_disabled_test_only_when_the_dispatch_says_so() -> None:
+    workflow = yaml.safe_load(TEMPLATE.read_text())
+    declared = workflow[True]["workflow_dispatch"]["inputs"]["include_disabled"]
+    assert declared["type"] == "boolean" and declared["default"] is False and not declared["required"]
+    (job,) = [j for j in workflow["jobs"].values() if "matrix" in j.get("strategy", {})]
+    assert job["env"]["INCLUDE_DISABLED"] == "${{ inputs.include_disabled }}"
+    (step,) = [s for s in job["steps"] if "rocmbot ci run" in s.get("run", "")]
+    script = step["run"]
+    for value, flag in (("true", ["--include-disabled"]), ("false", []), ("", [])):
+        fake = script.replace("rocmbot ci run", 'printf "%s\\n" ci run')
+        env = {"PATH": os.environ["PATH"], "INCLUDE_DISABLED": value, "TEST": "t.py", "SUITE": "s"}
+        out = subprocess.run(["sh", "-ec", fake], env=env, capture_output=True, text=True, check=True).stdout
+        assert out.split() == ["ci", "run", "--tests", "t.py", "--suite", "s", "--junit", "rocm-results.xml",
+                               "--timeout", "7200", *flag]
