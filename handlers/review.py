@@ -24,6 +24,7 @@ from bot.github.publish import (
     summary_body,
 )
 from bot.github.tree import GitHubTree, likely_reads, read_together
+from bot.rocm.decide import parked_tests
 from bot.rocm.runs import RocmRuns, summary_runs
 from bot.service.router import Router
 from bot.store.dispatch import DispatchStore, SelectedTest
@@ -178,11 +179,12 @@ def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, b
     selected = [SelectedTest(s.path, s.suite, s.est_time, s.gpus, s.tier) for s in report.selected]
     held = [SelectedTest(h.test.path, h.test.suite, h.test.est_time, h.test.gpus, h.test.tier)
             for h in report.held]  # a new error: run only by `/run-amd --force`
+    parked = parked_tests(report.tests, report.parked)  # run only by `/run-amd disabled`
     failing = [f.test or f.path or "" for f in report.new_errors]  # the base's do not block
     # kept for the later deliveries (commands, re-runs, approvals); the same tests selected
     # again for a head (a re-run, a label) keep where they stand (waiting for approval, say)
     store = DispatchStore(ctx.store)
     before = store.selection(repo, number, pr.head_sha)
     state = before.state if before is not None and before.holds(selected) else "selected"
-    store.save_selection(repo, number, pr.head_sha, pr.author, selected, failing, state, held)
+    store.save_selection(repo, number, pr.head_sha, pr.author, selected, failing, state, held, parked)
     return selected, failing

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["run", "all", "paths", "cancel", "help", "approve", "unknown"]
+Kind = Literal["run", "all", "paths", "disabled", "cancel", "help", "approve", "unknown"]
 # Who may give a command: anyone who can comment; those the repository trusts to run (write,
 # maintain or admin permission, `dispatch.trusted_*` and the maintainers); its maintainers
 # (maintain or admin permission, `dispatch.maintainer*`).
@@ -53,7 +53,7 @@ class CommandSpec:
 
     @property
     def usage(self) -> str:
-        """How the command is written: `/run-amd <test path> ...`."""
+        """How the command is written: `/run-amd disabled [<test path> ...]`."""
         parts = [self.name]
         if self.word is not None:
             parts.append(self.word)
@@ -76,7 +76,7 @@ class CommandSpec:
 FORCE = Option(
     "--force",
     "maintain",
-    "run despite error findings, the held tests too",
+    "run despite error findings: the held tests too, or a named parked test whose launch would fail",
     "`--force` may be used by",
     "/run-amd --force",
 )
@@ -96,6 +96,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "paths", "/run-amd", None, "required", (FORCE,), "write",
         "run those tests: enabled ROCm tests of the head, whatever their suite's cadence",
         "ROCm runs may be started by", ("/run-amd tests/e2e/megatron/test_qwen35_moe.py",),
+    ),
+    CommandSpec(
+        "disabled", "/run-amd", "disabled", "optional", (FORCE,), "write",
+        "run this PR's parked (disabled) ROCm tests that can come back (launch checked and valid, "
+        "reached by the PR); with paths, the named parked ROCm tests of the head",
+        "ROCm runs may be started by",
+        ("/run-amd disabled", "/run-amd disabled tests/e2e/megatron/test_qwen35_moe.py"),
     ),
     CommandSpec(
         "cancel", "/run-amd", "cancel", "none", (), "write",

@@ -16,16 +16,18 @@ from typing import Protocol
 
 import yaml
 
-from bot.formats.escape import code
+from bot.formats.escape import code, prose
 from bot.github import keys
 from bot.rocm.command_table import FORCE, CommandSpec, Rights, spec
 from bot.rocm.commands import slip_of_word
 from bot.rocm.payloads import capped, minutes, moved, who_may
-from bot.store.dispatch import UNACCEPTED, Dispatch, SelectedTest, Selection, tests_hash
+from bot.store.dispatch import UNACCEPTED, Dispatch, ParkedTest, SelectedTest, Selection, tests_hash
 from config.repo import DispatchConfig, RepoConfig
 
 LEVELS = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
 REQUIRED_INPUTS = ("tests", "suite", "pr_number", "head_sha", "dispatch_id")
+# sent (as "true") only with parked tests (`/run-amd disabled`): run them although disabled
+DISABLED_INPUT = "include_disabled"
 
 
 # facts --------------------------------------------------------------------------------------
@@ -274,11 +276,93 @@ def named_refusal(problems: list[str]) -> Refusal:
     return Refusal("nothing was dispatched: " + "; ".join(capped(problems)) + ".")
 
 
+class HeadParked(Protocol):
+    """A disabled GPU marker of the head as the analysis reports it (`parked[]`)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def suite(self) -> str | None: ...
+    @property
+    def candidate(self) -> bool: ...
+    @property
+    def why(self) -> str: ...
+    @property
+    def problems(self) -> Sequence[HasRule]: ...
+
+
+class HasRule(Protocol):
+    @property
+    def rule(self) -> str: ...
+
+
+def parked_tests(found: Iterable[HeadTest], parked: Iterable[HeadParked]) -> list[ParkedTest]:
+    """The head's parked ROCm tests (those with a suite to run them on), with the time and
+    GPUs of their markers (``found``: the analysis' tests, disabled ones included)."""
+    markers = {(t.path, t.suite): t for t in found if t.backend == "rocm" and t.disabled is not None}
+    out = []
+    for p in parked:
+        if p.backend != "rocm" or p.suite is None:
+            continue
+        marker = markers.get((p.path, p.suite))
+        test = SelectedTest(p.path, p.suite, marker.est_time if marker else None,
+                            marker.gpus if marker else None, "direct", parked=True)
+        out.append(ParkedTest(test, p.candidate, p.why, tuple(dict.fromkeys(q.rule for q in p.problems))))
+    return out
+
+
+def _why(p: ParkedTest) -> str:
+    return f"{code(p.test.path)}: {prose(p.why.rstrip('.'))}"
+
+
+def no_candidate(parked: Sequence[ParkedTest]) -> Refusal:
+    """`/run-amd disabled` with no parked test that could come back: one line, with why for each."""
+    if not parked:
+        return Refusal("this PR has no parked ROCm test to run. `/run-amd disabled <path>` runs a named "
+                       "parked test of the head.")
+    whys = "; ".join(capped([_why(p) for p in parked]))
+    return Refusal(f"no parked ROCm test of this PR can come back: {whys}. "
+                   "`/run-amd disabled <path>` runs a named one.")
+
+
+def named_parked(paths: Iterable[str], parked: Sequence[ParkedTest], enabled: set[str], files: set[str], *,
+                 force: bool) -> tuple[list[SelectedTest], list[str]]:
+    """The named tests if each is a parked ROCm test of the head (candidate or not), on each
+    suite it is parked in; else why not, per path (``enabled``: the paths of enabled ROCm
+    tests; ``files``: the other named paths that are files). A test whose launch would fail
+    is refused without ``force``."""
+    by_path: dict[str, list[ParkedTest]] = defaultdict(list)
+    for p in parked:
+        by_path[p.test.path].append(p)
+    tests: list[SelectedTest] = []
+    problems: list[str] = []
+    for path in paths:
+        clean = clean_path(path)
+        found = by_path.get(clean, [])
+        failing = sorted({rule for p in found for rule in p.problems})
+        if found and failing and not force:
+            problems.append(f"the launch of {code(clean)} would fail ({', '.join(failing)}): a maintainer "
+                            "can add `--force`")
+        elif found:
+            tests.extend(p.test for p in found)
+        elif clean in enabled:
+            problems.append(f"{code(clean)} is not parked: its ROCm marker is enabled "
+                            "(`/run-amd <path>` runs it)")
+        elif clean not in files:
+            problems.append(f"{code(clean)} is not a file at the head")
+        else:
+            problems.append(f"{code(clean)} has no disabled ROCm marker")
+    return tests, problems
+
+
 # how to dispatch ------------------------------------------------------------------------------------
 
 
-def workflow_problem(text: bytes | None, path: str) -> str | None:
-    """CFG002: why the dispatch workflow cannot take the bot's dispatch, or None."""
+def workflow_problem(text: bytes | None, path: str, *, disabled: bool = False) -> str | None:
+    """CFG002: why the dispatch workflow cannot take the bot's dispatch, or None; with
+    ``disabled`` (a dispatch of parked tests), it must also declare `include_disabled`."""
     if text is None:
         return f"the dispatch workflow `{path}` does not exist on the default branch"
     try:
@@ -297,7 +381,8 @@ def workflow_problem(text: bytes | None, path: str) -> str | None:
     if not isinstance(triggers, dict) or "workflow_dispatch" not in triggers:
         return f"`{path}` has no `workflow_dispatch` trigger"
     declared = (triggers.get("workflow_dispatch") or {}).get("inputs") or {}
-    missing = [name for name in REQUIRED_INPUTS if name not in declared]
+    wanted = (*REQUIRED_INPUTS, DISABLED_INPUT) if disabled else REQUIRED_INPUTS
+    missing = [name for name in wanted if name not in declared]
     if missing:
         return (
             f"`{path}` does not declare the input{'s' if len(missing) > 1 else ''} "
@@ -349,6 +434,7 @@ class Send:
     gpu_minutes: float
     dispatch_id: str
     unsure: Dispatch | None = None  # the earlier dispatch of the same tests to complete
+    include_disabled: bool = False  # parked tests among them: the workflow must run them
 
 
 def plan(repo: str, number: int, head: str, tests: Sequence[SelectedTest], origin: str,
@@ -370,7 +456,7 @@ def plan(repo: str, number: int, head: str, tests: Sequence[SelectedTest], origi
         unsure = [d for d in same if d.status in UNACCEPTED]
         steps.append(Send(suite, paths, sum(t.gpu_minutes for t in group),
                           keys.dispatch_id(repo, number, head, suite, paths, origin),
-                          unsure[0] if unsure else None))
+                          unsure[0] if unsure else None, any(t.parked for t in group)))
     return steps
 
 

@@ -88,7 +88,8 @@ class Dispatcher:
         if current.head_sha != head:
             raise decide.head_moved(current.head_sha)
         workflow = self.config.dispatch.workflow
-        problem = decide.workflow_problem(self.gh.workflow_file(repo, workflow), workflow)
+        problem = decide.workflow_problem(self.gh.workflow_file(repo, workflow), workflow,
+                                          disabled=any(t.parked for t in tests))
         if problem is not None:
             raise decide.workflow_refusal(problem)
         ref = self.ref(repo)
@@ -100,7 +101,7 @@ class Dispatcher:
             record = step.unsure
             if record is None:
                 added = self.runs.add(step.dispatch_id, repo, pr, head, step.suite, step.paths,
-                                      step.gpu_minutes, requested_by)
+                                      step.gpu_minutes, requested_by, step.include_disabled)
                 record = self.runs.get(step.dispatch_id)
                 assert record is not None
                 if not added and record.status not in UNACCEPTED:  # this very request, handled before
@@ -132,6 +133,8 @@ class Dispatcher:
             "head_sha": record.head_sha,
             "dispatch_id": dispatch_id,
         }
+        if record.include_disabled:  # parked tests: the workflow runs them although disabled
+            inputs[decide.DISABLED_INPUT] = "true"
 
         def reconcile() -> dict[str, Any] | None:
             run_id = self.find_run(record)

@@ -90,6 +90,29 @@ class RocmRuns:
     def _head_tests(self) -> list[tuple[SelectedTest, bool]]:
         return decide.rocm_tests(audit(self._head(), loaded=self._loaded).tests, self.config)
 
+    def parked_candidates(self, selection: Selection | None) -> list[SelectedTest]:
+        """The PR's parked ROCm tests that could come back (`/run-amd disabled`), as its
+        analysis found them; with none, Refusal saying why for each parked test."""
+        parked = selection.parked if selection is not None else []
+        tests = [p.test for p in parked if p.candidate]
+        if not tests:
+            raise decide.no_candidate(parked)
+        return tests
+
+    def named_parked(self, paths: Sequence[str], *, force: bool) -> list[SelectedTest]:
+        """The named tests (`/run-amd disabled <paths>`), each a parked ROCm test of the head,
+        candidate or not; one whose launch would fail only with ``force``."""
+        head = self._head()
+        report = audit(head, loaded=self._loaded)
+        parked = decide.parked_tests(report.tests, report.parked)
+        enabled = {t.path for t, _ in decide.rocm_tests(report.tests, self.config)}
+        known = {p.test.path for p in parked} | enabled
+        files = {p for p in map(decide.clean_path, paths) if p not in known and head.blob_id(p) is not None}
+        tests, problems = decide.named_parked(paths, parked, enabled, files, force=force)
+        if problems:
+            raise decide.named_refusal(problems)
+        return tests
+
     def all_tests(self) -> list[SelectedTest]:
         """Every enabled ROCm test of the per-PR suites at the head (`/run-amd all`)."""
         return [t for t, per_pr in self._head_tests() if per_pr]
@@ -161,9 +184,12 @@ class RocmRuns:
         return Outcome("dispatch", result)
 
     def queue_for_approval(self, tests: Sequence[SelectedTest], reason: str) -> None:
-        """A `rocmbot / rocm` check in action_required, with an approve button."""
+        """A `rocmbot / rocm` check in action_required, with an approve button. The head's
+        parked tests are kept: `/run-amd disabled` still finds them."""
         head = self.pr.head_sha
-        self._store.save_selection(self.repo, self.number, head, self.pr.author, list(tests), [], "pending")
+        before = self.selection()
+        self._store.save_selection(self.repo, self.number, head, self.pr.author, list(tests), [], "pending",
+                                   parked=before.parked if before is not None else ())
         digest = decide.digest(tests)
         key = keys.pending_check(self.repo, self.number, head, digest)
         check_id = self._effects.make_check(key, self.repo, payloads.approval_check(head, list(tests), reason,
@@ -219,7 +245,11 @@ class RocmRuns:
             return
         selection = self.selection()
         known = {t.path: t for t in (selection.tests if selection is not None else [])}
-        tests = [known.get(p) or SelectedTest(p, record.suite, None, None) for p in record.tests]
+        if record.include_disabled:  # parked tests: run again as parked
+            known = {p.test.path: p.test for p in (selection.parked if selection is not None else [])
+                     if p.test.suite == record.suite}
+        tests = [known.get(p) or SelectedTest(p, record.suite, None, None, parked=record.include_disabled)
+                 for p in record.tests]
         origin = keys.by_rerun(self._ctx.event.delivery_id)
         try:
             self.request(self.actor(login), tests, force=False, origin=origin,

@@ -33,6 +33,11 @@ TEMPLATE = Path(__file__).parents[2] / "config" / "workflows" / "rocm-targeted.y
         ("  /run-amd  \nplease", "run", (), False),
         ("> /run-amd all\n/run-amd help", "help", (), False),
         ("```\n/run-amd all\n```\n/run-amd cancel", "cancel", (), False),
+        ("/run-amd disabled", "disabled", (), False),
+        ("/run-amd disabled tests/a.py tests/b.py tests/a.py", "disabled", ("tests/a.py", "tests/b.py"),
+         False),
+        ("/run-amd disabled --force tests/a.py", "disabled", ("tests/a.py",), True),
+        ("/run-amd tests/a.py disabled", "paths", ("tests/a.py", "disabled"), False),  # the word comes first
     ],
 )
 def test_commands_parse(body: str, kind: str, paths: tuple[str, ...], force: bool) -> None:
@@ -53,6 +58,8 @@ def test_commands_parse(body: str, kind: str, paths: tuple[str, ...], force: boo
         ("/approve-amd now", "/approve-amd"),
         ("/run-amd cancel --force", "/run-amd cancel"),
         ("/rerun-amd", "/run-amd"),
+        ("/runamd disabld", "/run-amd disabled"),
+        ("/run-amd disabled --bogus", "/run-amd disabled"),
     ],
 )
 def test_near_misses_get_the_closest_command(body: str, suggestion: str) -> None:
