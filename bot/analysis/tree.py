@@ -263,6 +263,11 @@ class GitTree:
         matches = glob_matcher(pattern)
         return sorted(p for p in self._files if matches(p) is not None)
 
+    def listing(self) -> dict[str, tuple[str, int]]:
+        """Every regular file: its blob id and size (``MISSING`` when the repository does not
+        have the blob)."""
+        return {p: (e.blob, e.size) for p, e in self._files.items()}
+
     def blob_id(self, path: str) -> str | None:
         entry = self._files.get(path)
         return None if entry is None else entry.blob

@@ -78,7 +78,8 @@ class HandlerContext:
 def local_ports(repo_path: str) -> PortFactory:
     """A local clone standing in for GitHub: each pull_request delivery's PR is read from it
     at the base and head the delivery names (other events get no port). One port per thread:
-    a worker thread processes one delivery at a time."""
+    a worker thread processes one delivery at a time, and its port keeps the commits it listed
+    for the next (branch names are resolved again for each)."""
     from bot.github.local import LocalPort
 
     mine = threading.local()
@@ -99,6 +100,7 @@ def local_ports(repo_path: str) -> PortFactory:
         local.author = str((pr.get("user") or {}).get("login") or "contributor")
         local.labels = label_names(pr.get("labels"))
         local.writes.clear()
+        local.refresh()
         return local
 
     return port

@@ -1,8 +1,13 @@
 """The GitHub port on a local git repository, with writes recorded instead of sent.
 
-It serves `rocmbot demo` and `rocmbot replay --dry-run`: reads come from the repository's
-objects, a pull request is a (base, head) pair of revisions, and every write is appended to
-``writes`` so the caller can show what would have been posted.
+It serves `rocmbot demo`, `rocmbot replay --dry-run` and the service with
+``ROCMBOT_LOCAL_REPO``: reads come from the repository's objects, a pull request is a
+(base, head) pair of revisions, and every write is appended to ``writes`` so the caller can
+show what would have been posted.
+
+A PR's analysis reads a few commits many times over: each revision is resolved once, each
+commit listed once (its :class:`GitTree` kept for every later read), and the files of one
+request read in one exchange with ``git cat-file``.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.analysis.tree import GitRepository
+from bot.analysis.tree import GitRepository, GitTree
 from bot.github.port import (
     Batch,
     BlobRequest,
@@ -24,6 +29,8 @@ from bot.github.port import (
     WorkflowJob,
     WorkflowRun,
 )
+
+TREES_KEPT = 6  # commits a port keeps listed: a delivery reads 2 or 3 (base, head, default branch)
 
 
 @dataclass
@@ -47,6 +54,8 @@ class LocalPort:
     writes: list[Write] = field(default_factory=list)
     _comments: dict[int, Comment] = field(default_factory=dict)
     _git: GitRepository | None = None
+    _revs: dict[str, str] = field(default_factory=dict)  # a revision as named: its commit
+    _trees: dict[str, GitTree] = field(default_factory=dict)  # by commit, the last used last
 
     @property
     def git(self) -> GitRepository:
@@ -57,6 +66,28 @@ class LocalPort:
     def close(self) -> None:
         if self._git is not None:
             self._git.close()
+        self._revs.clear()
+        self._trees.clear()
+
+    def refresh(self) -> None:
+        """Resolve revisions again from the next read on (a new delivery: the clone's
+        branches may have moved since); the commits' listings are kept."""
+        self._revs.clear()
+
+    def _resolve(self, rev: str) -> str:
+        sha = self._revs.get(rev)
+        if sha is None:
+            sha = self._revs[rev] = self.git.resolve(rev)
+        return sha
+
+    def _tree(self, rev: str) -> GitTree:
+        """The commit ``rev`` names, listed at most once while the port keeps it."""
+        sha = self._resolve(rev)
+        tree = self._trees.pop(sha, None) or GitTree(self.git, sha)
+        self._trees[sha] = tree
+        while len(self._trees) > TREES_KEPT:
+            del self._trees[next(iter(self._trees))]
+        return tree
 
     def _record(self, kind: str, target: str, payload: dict[str, Any]) -> int:
         self.writes.append(Write(kind, target, payload))
@@ -68,10 +99,10 @@ class LocalPort:
             repo=repo,
             number=number,
             author=self.author,
-            head_sha=self.git.resolve(head),
+            head_sha=self._resolve(head),
             head_ref=head,
             head_repo=repo,
-            base_sha=self.git.resolve(base),
+            base_sha=self._resolve(base),
             base_ref=base,
             draft=False,
             state="open",
@@ -96,6 +127,7 @@ class LocalPort:
             check=True,
         ).stdout
         parts = [p.decode() for p in out.split(b"\0") if p]
+        head_tree = self._tree(pr.head_sha)
         files = []
         for status, path in zip(parts[::2], parts[1::2], strict=False):
             patch = subprocess.run(
@@ -105,7 +137,6 @@ class LocalPort:
                 text=True,
             ).stdout
             hunks = patch[patch.find("\n@@") + 1 :] if "\n@@" in patch else None
-            head_tree = self.git.tree(pr.head_sha)
             files.append(
                 ChangedFile(
                     path=path,
@@ -117,10 +148,21 @@ class LocalPort:
         return files
 
     def tree(self, repo: str, sha: str) -> dict[str, tuple[str, int]]:
-        return {p: (e.blob, e.size) for p, e in self.git.entries(sha).items()}
+        return self._tree(sha).listing()
 
     def blobs(self, repo: str, wanted: list[BlobRequest]) -> dict[BlobRequest, bytes | None]:
-        return {w: self.git.tree(w.sha).read(w.path) for w in wanted}
+        found: dict[BlobRequest, bytes | None] = dict.fromkeys(wanted)
+        by_rev: dict[str, list[str]] = {}
+        for w in found:
+            by_rev.setdefault(w.sha, []).append(w.path)
+        for rev, paths in by_rev.items():
+            tree = self._tree(rev)
+            if len(paths) == 1:  # through the port's long-lived reader
+                found[BlobRequest(rev, paths[0])] = tree.read(paths[0])
+                continue
+            for path, data in tree.stream(paths):  # one exchange for them all
+                found[BlobRequest(rev, path)] = data
+        return found
 
     def read_batch(self, repo: str, wanted: list[BlobRequest], *, pull: int | None = None) -> Batch:
         return Batch(self.blobs(repo, wanted), None if pull is None else self.pull_request(repo, pull))
@@ -129,7 +171,7 @@ class LocalPort:
         return self.default_ref
 
     def default_branch_file(self, repo: str, path: str) -> bytes | None:
-        return self.git.tree(self.default_ref).read(path)
+        return self._tree(self.default_ref).read(path)
 
     def workflow_file(self, repo: str, path: str) -> bytes | None:
         return self.default_branch_file(repo, path)
