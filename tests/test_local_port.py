@@ -1,10 +1,11 @@
-"""The local port on real git repositories: what it reads, and how few git processes a PR's
+"""The local port on real git repositories: its patches, and how few git processes a PR's
 analysis through it starts."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from bot.cli.demo import build_example
 from bot.core.events import Event
 from bot.github.context import HandlerContext, local_ports
-from bot.github.local import TREES_KEPT, LocalPort
+from bot.github.local import TREES_KEPT, LocalPort, as_text, split_diff
 from bot.github.port import BlobRequest
 from bot.store.store import Store
 from config.settings import Settings
@@ -45,6 +46,60 @@ def _pr(repo: GitRepo) -> tuple[str, str]:
     repo.remove("tolink.py")
     os.symlink("same.py", repo.root / "tolink.py")
     return base, repo.commit("head")
+
+
+def _file_diff(repo: GitRepo, base: str, head: str, path: str) -> str | None:
+    """The hunks of one file's own `git diff`, as the port reported them one file at a time."""
+    out = subprocess.run(["git", "-C", str(repo.root), "diff", "-U3", base, head, "--", f":(literal){path}"],
+                         capture_output=True, check=True).stdout
+    patch = as_text(out)
+    return patch[patch.find("\n@@") + 1 :] if "\n@@" in patch else None
+
+
+def test_one_diff_gives_each_files_patch_whatever_its_name_or_content(git_repo: GitRepo) -> None:
+    base, head = _pr(git_repo)
+    port = LocalPort(str(git_repo.root), prs={1: (base, head)})
+    files = {f.path: f for f in port.pull_files("o/r", 1)}
+    assert sorted(files) == sorted([
+        "a b/with space.py", "ünï/cödé.py", "new dir/ñ é.py", "tab\there.py", 'q"uote\\back.py',
+        "lines.py", "bin.dat", "new.bin", "empty.py", "crlf.py", "latin.py", "gone.py", "run.sh",
+        "tolink.py"])
+    assert files["a b/with space.py"].patch == "@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    assert files["ünï/cödé.py"].patch == "@@ -1 +1 @@\n-y = 1\n+y = 2\n"
+    assert files["tab\there.py"].patch == "@@ -1 +1 @@\n-t = 1\n+t = 2\n"
+    assert files["new dir/ñ é.py"].patch == "@@ -0,0 +1 @@\n+n\n"
+    assert files["new dir/ñ é.py"].status == "added"
+    assert files["lines.py"].patch == "@@ -0,0 +1,2 @@\n+x\n+diff --git a/b b/b\n"
+    assert files["crlf.py"].patch == "@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
+    assert files["latin.py"].patch == "@@ -1 +1 @@\n-\ufffd = 1\n+\ufffd = 2\n"
+    assert files["gone.py"].status == "removed" and files["gone.py"].patch == "@@ -1 +0,0 @@\n-g\n"
+    assert files["gone.py"].blob_sha is None
+    # binary contents, a new empty file and a mode change have no hunks, as on GitHub
+    for path in ("bin.dat", "new.bin", "empty.py", "run.sh"):
+        assert files[path].patch is None, path
+    assert files["bin.dat"].blob_sha == git_repo.git("rev-parse", f"{head}:bin.dat")
+    # a file become a symbolic link: its deletion and the link's addition, as one patch
+    link = files["tolink.py"].patch
+    assert link is not None and link.startswith("@@ -1 +0,0 @@\n-l\n") and "+same.py" in link
+    # each the same as the file's own diff
+    for path, f in files.items():
+        assert f.patch == _file_diff(git_repo, base, head, path), path
+    # the parts of the one diff, byte for byte those of a diff per file (what the port falls back on)
+    order = [f.path for f in port.pull_files("o/r", 1)]
+    assert list(split_diff(port._diff("-U3", base, head))) == [port._file_patch(base, head, p) for p in order]
+
+
+def test_the_parts_of_a_diff_follow_its_headers() -> None:
+    diff = (b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-diff --git a/y b/y\n+z\n"
+            b"diff --git a/l b/l\ndeleted file mode 100644\n"
+            b"diff --git a/l b/l\nnew file mode 120000\n"
+            b"diff --git a/m b/m\nold mode 100644\nnew mode 100755\n")
+    assert list(split_diff(diff)) == [
+        b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-diff --git a/y b/y\n+z\n",
+        b"diff --git a/l b/l\ndeleted file mode 100644\ndiff --git a/l b/l\nnew file mode 120000\n",
+        b"diff --git a/m b/m\nold mode 100644\nnew mode 100755\n",
+    ]
+    assert list(split_diff(b"")) == []
 
 
 def test_reads_answer_as_the_commits_have_them(git_repo: GitRepo) -> None:
@@ -138,4 +193,5 @@ def test_a_prs_analysis_through_the_port_lists_each_commit_once(
     ran = _commands(log)
     assert ran["ls-tree"] <= 2, ran  # the base and the head, once each
     assert ran["rev-parse"] <= 2, ran
-    assert ran["cat-file"] <= 10, ran  # one exchange per batch of reads
+    assert ran["diff"] == 2, ran  # the changed files, and their patches
+    assert sum(ran.values()) <= 20, ran  # the rest: `cat-file`, one exchange per batch of reads

@@ -6,13 +6,16 @@ It serves `rocmbot demo`, `rocmbot replay --dry-run` and the service with
 show what would have been posted.
 
 A PR's analysis reads a few commits many times over: each revision is resolved once, each
-commit listed once (its :class:`GitTree` kept for every later read), and the files of one
-request read in one exchange with ``git cat-file``.
+commit listed once (its :class:`GitTree` kept for every later read), the files of one request
+read in one exchange with ``git cat-file``, and the PR's patches come from one ``git diff``.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +34,12 @@ from bot.github.port import (
 )
 
 TREES_KEPT = 6  # commits a port keeps listed: a delivery reads 2 or 3 (base, head, default branch)
+
+# the options that fix the shape of `git diff`'s output whatever the repository's configuration
+# says: no colour, no external program, no renames, `a/` and `b/` headers, one header a file
+_DIFF = ("diff", "--no-color", "--no-ext-diff", "--no-renames", "--submodule=short",
+         "--src-prefix=a/", "--dst-prefix=b/")
+_FILE_START = re.compile(rb"^(?=diff --git )", re.MULTILINE)  # where a file's part starts
 
 
 @dataclass
@@ -109,33 +118,27 @@ class LocalPort:
             labels=self.labels,
         )
 
-    def pull_files(self, repo: str, number: int, *, expected: int | None = None) -> list[ChangedFile]:
-        pr = self.pull_request(repo, number)
-        out = subprocess.run(
-            [
-                "git",
-                "-C",
-                self.repo_path,
-                "diff",
-                "--name-status",
-                "-z",
-                "--no-renames",
-                pr.base_sha,
-                pr.head_sha,
-            ],
+    def _diff(self, *args: str) -> bytes:
+        return subprocess.run(
+            ["git", "-C", self.repo_path, *_DIFF, *args],
             capture_output=True,
             check=True,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
         ).stdout
-        parts = [p.decode() for p in out.split(b"\0") if p]
+
+    def pull_files(self, repo: str, number: int, *, expected: int | None = None) -> list[ChangedFile]:
+        pr = self.pull_request(repo, number)
+        out = self._diff("--name-status", "-z", pr.base_sha, pr.head_sha)
+        parts = [p.decode("utf-8", errors="surrogateescape") for p in out.split(b"\0") if p]
+        changed = list(zip(parts[::2], parts[1::2], strict=False))
+        # the same diff printed as patches: the same files, in the same order
+        patches = list(split_diff(self._diff("-U3", pr.base_sha, pr.head_sha)))
+        if len(patches) != len(changed):  # not one part a file: ask for each file's own
+            patches = [self._file_patch(pr.base_sha, pr.head_sha, path) for _, path in changed]
         head_tree = self._tree(pr.head_sha)
         files = []
-        for status, path in zip(parts[::2], parts[1::2], strict=False):
-            patch = subprocess.run(
-                ["git", "-C", self.repo_path, "diff", "-U3", pr.base_sha, pr.head_sha, "--", path],
-                capture_output=True,
-                check=True,
-                text=True,
-            ).stdout
+        for (status, path), raw in zip(changed, patches, strict=True):
+            patch = as_text(raw)
             hunks = patch[patch.find("\n@@") + 1 :] if "\n@@" in patch else None
             files.append(
                 ChangedFile(
@@ -146,6 +149,10 @@ class LocalPort:
                 )
             )
         return files
+
+    def _file_patch(self, base: str, head: str, path: str) -> bytes:
+        """One file's part of the diff from ``base`` to ``head``."""
+        return self._diff("-U3", base, head, "--", f":(literal){path}")
 
     def tree(self, repo: str, sha: str) -> dict[str, tuple[str, int]]:
         return self._tree(sha).listing()
@@ -265,3 +272,25 @@ class LocalPort:
     def cancel_run(self, repo: str, run_id: int) -> bool:
         self._record("cancel", f"{repo}/runs/{run_id}", {})
         return True
+
+
+def split_diff(diff: bytes) -> Iterator[bytes]:
+    """The parts of a ``git diff`` (made with :data:`_DIFF`), one a changed file, in its
+    order. A file whose type changes (a file become a symbolic link) comes as a deletion and an
+    addition under the same header: one part. Lines of a hunk start with a space, ``+``, ``-``
+    or ``\\``, so a line starting ``diff --git`` is always a file's header."""
+    header = part = b""
+    for section in _FILE_START.split(diff):
+        line = section[: section.find(b"\n")]
+        if part and line != header:
+            yield part
+            part = b""
+        header, part = line, part + section
+    if part:
+        yield part
+
+
+def as_text(patch: bytes) -> str:
+    """A patch as text, its newlines as reading it in text mode leaves them (CRLF and CR
+    become LF); bytes that are not UTF-8 are replaced."""
+    return patch.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
