@@ -17,21 +17,29 @@ itself reads there (recorded on a first audit), and each measurement is taken `-
 times (at least five), alternating floor and audits, and reported as min / median / max.
 With `--analyze` as well it times `rocmbot analyze` of the newest commit at or before REV
 that changes exactly one test file, against the floor of the distinct Python files that
-analysis reads at the base and the head.
+analysis reads at the base and the head. With `--local` instead it times the same change as a
+pull request processed through the local port (the service's `ROCMBOT_LOCAL_REPO` mode)
+against `rocmbot analyze` of it: as whole commands (`rocmbot replay --dry-run --repo` of a
+pull_request delivery against `rocmbot analyze --repo --base --head`), and in this process as
+a worker runs it, imports done (the handlers through `local_ports`, on a fresh store, against
+the analysis `analyze` runs).
 
 Run: `.venv/bin/python -m bench.audit [--tests N] [--rounds R]` or
 `.venv/bin/python -m bench.audit --repo ../miles [--rev REV] [--config FILE]`. Prints a table;
 writes JSON to `bench/results/audit.json` (generated) or `bench/results/audit-<repo>.json`
-(real; `audit-<repo>-<config file's stem>.json` with `--config`).
+(real; `audit-<repo>-<config file's stem>.json` with `--config`; `analyze-<repo>.json` and
+`local-<repo>.json` with `--analyze` and `--local`).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -446,6 +454,153 @@ def real_analyze(root: Path, rev: str, rounds: int) -> None:
     _write(f"analyze-{_name(root)}.json", result, rows)
 
 
+def _git_dir(root: Path) -> str:
+    return f"--git-dir={root}" if (root / "HEAD").is_file() else f"--git-dir={root / '.git'}"
+
+
+def _delivery(repo: str, base: str, head: str, changed: int) -> dict[str, object]:
+    """A pull_request delivery for the PR from ``base`` to ``head``, as GitHub sends one."""
+    return {
+        "action": "synchronize", "number": 1,
+        "pull_request": {"number": 1, "state": "open", "draft": False, "changed_files": changed,
+                         "head": {"sha": head, "ref": "change"}, "base": {"sha": base, "ref": "main"},
+                         "user": {"login": "contributor"}, "labels": []},
+        "repository": {"full_name": repo, "default_branch": "main"},
+    }
+
+
+def git_processes(cmd: list[str], env: Mapping[str, str]) -> int:
+    """How many git processes a command starts: a `git` first on PATH logs each, then runs git."""
+    real_git = shutil.which("git")
+    assert real_git is not None
+    with tempfile.TemporaryDirectory(prefix="rocmbot-bench-git-") as tmp:
+        log = Path(tmp) / "log"
+        (Path(tmp) / "git").write_text(f'#!/bin/sh\necho >> "{log}"\nexec "{real_git}" "$@"\n')
+        (Path(tmp) / "git").chmod(0o755)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                       env={**env, "PATH": f"{tmp}{os.pathsep}{env.get('PATH', '')}"})
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def real_local(root: Path, rev: str, rounds: int) -> None:
+    """Measure a one-test-file change processed through the local port against `rocmbot
+    analyze` of it, as whole commands and in one process."""
+    from bot.cli.wiring import build_router
+    from bot.core.events import Event
+    from bot.github.context import HandlerContext, local_ports
+    from bot.github.local import LocalPort
+    from bot.store.store import Store
+    from config.settings import Settings
+
+    with GitRepository(root) as repo:
+        sha = one_test_change(root, repo.resolve(rev))
+        parent = repo.resolve(f"{sha}~1")
+    changed = subprocess.run(["git", _git_dir(root), "diff", "--name-only", parent, sha],
+                             check=True, capture_output=True, text=True).stdout.split()
+    payload = _delivery(f"local/{_name(root)}", parent, sha, len(changed))
+    router = build_router()
+    command = [sys.executable, "-m", "bot.cli"]
+    analyze_cmd = [*command, "analyze", "--repo", str(root), "--base", parent, "--head", sha]
+
+    with tempfile.TemporaryDirectory(prefix="rocmbot-bench-") as tmp:
+        body = Path(tmp) / "pull_request.json"
+        body.write_text(json.dumps(payload))
+        replay_cmd = [*command, "replay", str(body), "--event", "pull_request", "--dry-run",
+                      "--repo", str(root)]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ROCMBOT_")}
+
+        def run(cmd: list[str]) -> None:
+            subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+
+        def in_process_analyze() -> None:
+            fresh()
+            with GitRepository(root) as repo:
+                analyze(repo.tree(parent), repo.tree(sha))
+
+        def in_process_changed() -> None:  # what the handler analyses, straight from the trees
+            fresh()
+            with GitRepository(root) as repo:
+                analyze(repo.tree(parent), repo.tree(sha), changed=changed, full=False)
+
+        stores: list[Store] = []
+
+        def in_process_local() -> None:
+            fresh()
+            event = Event.from_payload("pull_request", f"bench-{len(stores)}", payload)
+            port = local_ports(str(root))(event)  # a new worker thread's port: nothing listed yet
+            assert isinstance(port, LocalPort)
+            try:
+                router.dispatch(event, HandlerContext(Settings(dry_run=False), stores[-1], event, port))
+            finally:
+                port.close()
+
+        # bytecode written, objects in the page cache; and the git processes each starts
+        processes = {key: git_processes(cmd, env) for key, cmd in (("analyze", analyze_cmd),
+                                                                   ("replay", replay_cmd))}
+        times: dict[str, list[float]] = {
+            k: [] for k in ("analyze", "replay", "in_analyze", "in_changed", "in_local")}
+        cpus: dict[str, list[float]] = {k: [] for k in times}
+        for n in range(max(5, rounds)):  # alternate, so that a busy moment costs both alike
+            for key, cmd in (("analyze", analyze_cmd), ("replay", replay_cmd)):
+                wall, _, theirs = cpu(functools.partial(run, cmd))
+                times[key].append(wall)
+                cpus[key].append(theirs)
+            store = Store(f"sqlite:///{Path(tmp) / f'local-{n}.db'}")
+            store.upgrade()  # a worker's store exists before its deliveries
+            stores.append(store)
+            for key, fn in (("in_analyze", in_process_analyze), ("in_changed", in_process_changed),
+                            ("in_local", in_process_local)):
+                wall, mine, theirs = cpu(fn)
+                times[key].append(wall)
+                cpus[key].append(mine + theirs)
+            store.close()
+    med = statistics.median
+
+    def ratio(measured: str, baseline: str, of: dict[str, list[float]]) -> float:
+        return med(of[measured]) / med(of[baseline])
+
+    result = {
+        "repository": str(root),
+        "rev": sha,
+        "base": parent,
+        "changed": changed,
+        "analyze_command": analyze_cmd[2:],
+        "replay_command": replay_cmd[2:],
+        **{f"{k}_s": v for k, v in times.items()},
+        **{f"{k}_cpu_s": v for k, v in cpus.items()},
+        "replay_over_analyze_median": ratio("replay", "analyze", times),
+        "replay_over_analyze_cpu_median": ratio("replay", "analyze", cpus),
+        "local_over_analyze_in_process_median": ratio("in_local", "in_analyze", times),
+        "local_over_analyze_in_process_cpu_median": ratio("in_local", "in_analyze", cpus),
+        "local_over_changed_only_in_process_median": ratio("in_local", "in_changed", times),
+        "local_over_changed_only_in_process_cpu_median": ratio("in_local", "in_changed", cpus),
+        "git_processes": processes,
+        "load_average": os.getloadavg(),
+    }
+    rows = [
+        ("repository", f"{root}, change {sha[:10]} (base {parent[:10]})"),
+        ("files it changes", ", ".join(changed)),
+        ("rocmbot analyze (min/median/max)", _mmm(times["analyze"])),
+        ("rocmbot replay --repo (min/median/max)", _mmm(times["replay"])),
+        ("replay / analyze (medians)",
+         f"{ratio('replay', 'analyze', times):.2f}x wall, {ratio('replay', 'analyze', cpus):.2f}x CPU "
+         "(target <= 1.2)"),
+        ("CPU time: analyze / replay", f"{_mmm(cpus['analyze'])} / {_mmm(cpus['replay'])}"),
+        ("git processes: analyze / replay", f"{processes['analyze']} / {processes['replay']}"),
+        ("in one process: analyze's analysis", _mmm(times["in_analyze"])),
+        ("in one process: the handler's, from git trees", _mmm(times["in_changed"])),
+        ("in one process: the handler through the local port", _mmm(times["in_local"])),
+        ("local port / analyze's analysis (medians)",
+         f"{ratio('in_local', 'in_analyze', times):.2f}x wall, "
+         f"{ratio('in_local', 'in_analyze', cpus):.2f}x CPU (target <= 1.2)"),
+        ("local port / the handler's analysis from git trees (medians)",
+         f"{ratio('in_local', 'in_changed', times):.2f}x wall, "
+         f"{ratio('in_local', 'in_changed', cpus):.2f}x CPU"),
+        ("load average (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg())),
+    ]
+    _write(f"local-{_name(root)}.json", result, rows)
+
+
 def _write(name: str, result: Mapping[str, object], rows: list[tuple[str, str]]) -> None:
     """The result as JSON under `bench/results/`, and the rows as a table on stdout."""
     out = Path(__file__).parent / "results"
@@ -474,7 +629,12 @@ def main() -> None:
                         help="with --repo: audit under this configuration file instead of the repository's")
     parser.add_argument("--analyze", action="store_true",
                         help="with --repo: time `analyze` of the newest commit that changes one test file")
+    parser.add_argument("--local", action="store_true",
+                        help="with --repo: time that change through the local port against `analyze`")
     args = parser.parse_args()
+    if args.repo is not None and args.local:
+        real_local(args.repo, args.rev, args.rounds)
+        return
     if args.repo is not None and args.analyze:
         real_analyze(args.repo, args.rev, args.rounds)
         return
