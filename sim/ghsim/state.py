@@ -173,6 +173,33 @@ class WorkflowJob:
     created_at: datetime = field(default_factory=utcnow)
     started_at: datetime | None = None
     completed_at: datetime | None = None
+    # its log, as the link of ``GET .../actions/jobs/{id}/logs`` serves it (None: a few lines
+    # the runner would have written); expired: that request answers 410; ``log_cut_at``: the
+    # download stops after that many bytes of its body, the connection closed
+    log: bytes | None = None
+    log_expired: bool = False
+    log_cut_at: int | None = None
+
+    def log_bytes(self) -> bytes:
+        """The log the job's link serves: the one set, or a runner's few lines."""
+        if self.log is not None:
+            return self.log
+        when = self.started_at or self.created_at
+        lines = [f"Job is about to start running on the runner: {self.runner_name or 'runner'}",
+                 f"##[group]Run {self.name}", "##[endgroup]"]
+        if self.conclusion == "failure":
+            lines.append("##[error]Process completed with exit code 1.")
+        lines.append("Cleaning up orphan processes")
+        return stamped("\n".join(lines) + "\n", when)
+
+
+def stamped(text: str, when: datetime) -> bytes:
+    """A log as GitHub serves one: UTF-8 with a byte order mark, each line after the time it
+    was written (``2026-12-02T10:00:00.0000000Z ``)."""
+    stamp = when.strftime("%Y-%m-%dT%H:%M:%S.0000000Z ")
+    lines = text.split("\n")
+    body = "\n".join(stamp + line if line or i < len(lines) - 1 else line for i, line in enumerate(lines))
+    return "\ufeff".encode() + body.encode("utf-8")
 
 
 @dataclass
@@ -396,6 +423,9 @@ class Call:
     installation_id: int | None = None
     fault: str | None = None
     at: float = field(default_factory=time.time)
+    # a download from a link the API gave (a job's log): the headers that matter there, lower
+    # case (`range`, and `authorization` when one was sent where none is wanted)
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_write(self) -> bool:
@@ -436,6 +466,10 @@ class SimulatorState:
         # dispatch was answered, and may not be found by its id either (0: at once)
         self.run_listing_delay = run_listing_delay
         self.run_lookup_delay = run_lookup_delay
+        # the links to download a job's log: signed with this key, good for this long (GitHub:
+        # one minute)
+        self.link_key = secrets.token_bytes(16)
+        self.log_link_seconds = 60.0
         self.accounts: dict[str, Account] = {}
         pem = private_key_pem or default_private_key()
         key = serialization.load_pem_private_key(pem.encode(), password=None)
@@ -865,6 +899,24 @@ class SimulatorState:
             if status == "completed":
                 job.completed_at = utcnow()
             return job
+
+    def set_job_log(self, job: WorkflowJob | int, log: str | bytes, *, cut_at: int | None = None
+                    ) -> WorkflowJob:
+        """The log a job's link serves: text is stamped as GitHub stamps it (each line after
+        its time, a byte order mark first); bytes are served as they are. ``cut_at``: the
+        download stops after that many bytes of its body."""
+        with self.lock:
+            found = job if isinstance(job, WorkflowJob) else self.jobs[job]
+            found.log = stamped(log, found.started_at or found.created_at) if isinstance(log, str) else log
+            found.log_cut_at = cut_at
+            return found
+
+    def expire_job_log(self, job: WorkflowJob | int) -> WorkflowJob:
+        """The job's log is past its retention: ``GET .../logs`` answers 410."""
+        with self.lock:
+            found = job if isinstance(job, WorkflowJob) else self.jobs[job]
+            found.log_expired = True
+            return found
 
     def jobs_of(self, run_id: int) -> list[WorkflowJob]:
         """The run's jobs, each of the latest attempt that ran it (GitHub's `filter=latest`)."""

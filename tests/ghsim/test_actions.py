@@ -1,4 +1,5 @@
-"""Workflow dispatch checked against the workflow's inputs; the runs it creates: list, get, cancel."""
+"""Workflow dispatch checked against the workflow's inputs; the runs it creates: list, get, cancel;
+their jobs' logs."""
 
 from __future__ import annotations
 
@@ -160,3 +161,79 @@ def test_a_re_run_is_the_runs_next_attempt_with_jobs_of_its_own(sim: Simulator, 
     payload = sim.payloads.workflow_job(run, "in_progress", job=again)
     assert payload["workflow_job"]["run_attempt"] == 2
     assert sim.payloads.workflow_run(run, "requested")["workflow_run"]["run_attempt"] == 2
+
+
+def _logs(sim: Simulator, world: World, job_id: int) -> httpx.Response:
+    token = sim.state.issue_token(world.installation).token
+    return httpx.get(f"{sim.url}/repos/rocm-org/miles/actions/jobs/{job_id}/logs",
+                     headers={"Authorization": f"token {token}"})
+
+
+def _failed_job(sim: Simulator, gh: github.Github) -> Any:
+    workflow(gh).create_dispatch("main", {"tests": "one"})
+    (run_id,) = sim.state.runs
+    return sim.advance_job(run_id, "test (one)", "completed", "failure")
+
+
+def test_a_jobs_log_is_a_redirect_to_a_short_lived_link_that_wants_no_token(
+        sim: Simulator, world: World, gh: github.Github) -> None:
+    job = _failed_job(sim, gh)
+    sim.state.set_job_log(job, "step 1\nTraceback (most recent call last):\nValueError: no\n")
+    answer = _logs(sim, world, job.id)
+    assert answer.status_code == 302
+    link = answer.headers["location"]
+    assert link.startswith(f"{sim.url}/_blobs/job-logs/{job.id}?")
+    text = httpx.get(link)
+    assert text.status_code == 200 and text.headers["accept-ranges"] == "bytes"
+    body = text.content.decode("utf-8")
+    assert body.startswith("\ufeff") and body.endswith("ValueError: no\n")
+    lines = body.lstrip("\ufeff").split("\n")
+    assert all(line[:4].isdigit() and line[10] == "T" and "Z " in line for line in lines[:-1])
+    assert lines[1].split("Z ", 1)[1] == "Traceback (most recent call last):"
+    (download,) = sim.state.find_calls("GET", "/_blobs/*")
+    assert download.headers == {} and download.installation_id is None  # no token: none counted
+    assert sim.state.validation_failures == []
+
+
+def test_a_link_serves_a_range_and_refuses_when_expired_or_altered(
+        sim: Simulator, world: World, gh: github.Github) -> None:
+    job = _failed_job(sim, gh)
+    sim.state.set_job_log(job, b"0123456789")
+    link = _logs(sim, world, job.id).headers["location"]
+    tail = httpx.get(link, headers={"Range": "bytes=6-"})
+    assert (tail.status_code, tail.content, tail.headers["content-range"]) == (206, b"6789", "bytes 6-9/10")
+    middle = httpx.get(link, headers={"Range": "bytes=2-4"})
+    assert (middle.status_code, middle.content) == (206, b"234")
+    assert httpx.get(link, headers={"Range": "bytes=-3"}).content == b"0123456789"  # not a form it reads
+    assert httpx.get(link, headers={"Range": "bytes=10-"}).status_code == 416
+    assert httpx.get(link.replace("sig=", "sig=0")).status_code == 403
+    sim.state.log_link_seconds = -1.0
+    expired = _logs(sim, world, job.id).headers["location"]
+    refused = httpx.get(expired)
+    assert refused.status_code == 403 and b"AuthenticationFailed" in refused.content
+
+
+def test_a_job_with_no_log_set_has_the_runners_lines(sim: Simulator, world: World, gh: github.Github) -> None:
+    job = _failed_job(sim, gh)
+    text = httpx.get(_logs(sim, world, job.id).headers["location"]).text
+    assert "##[error]Process completed with exit code 1." in text
+
+
+def test_an_unknown_job_is_404_an_expired_log_410(sim: Simulator, world: World, gh: github.Github) -> None:
+    job = _failed_job(sim, gh)
+    assert _logs(sim, world, job.id + 1000).status_code == 404
+    workflow(gh).create_dispatch("main", {"tests": "two"})
+    queued = sim.advance_job(max(sim.state.runs), "test (two)", "queued")
+    assert _logs(sim, world, queued.id).status_code == 404  # never started: no log yet
+    sim.state.expire_job_log(job)
+    gone = _logs(sim, world, job.id)
+    assert gone.status_code == 410 and gone.json()["message"] == "Gone"
+
+
+def test_a_download_cut_short_stops_before_its_length(
+        sim: Simulator, world: World, gh: github.Github) -> None:
+    job = _failed_job(sim, gh)
+    sim.state.set_job_log(job, b"x" * 100_000, cut_at=1000)
+    link = _logs(sim, world, job.id).headers["location"]
+    with pytest.raises(httpx.RemoteProtocolError):
+        httpx.get(link)

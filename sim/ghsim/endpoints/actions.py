@@ -1,4 +1,5 @@
-"""GitHub Actions: workflows, ``workflow_dispatch`` checked against the workflow's inputs, runs, cancel.
+"""GitHub Actions: workflows, ``workflow_dispatch`` checked against the workflow's inputs, runs, cancel,
+a job's log (a 302 to a short-lived link).
 
 A dispatched run may be missing from the run lists (and from ``GET .../runs/{id}``) for a while
 after its dispatch was answered, as on GitHub: ``SimulatorState.run_listing_delay`` and
@@ -14,6 +15,7 @@ from typing import Any
 import yaml
 from fastapi.responses import Response
 
+from ghsim.blobs import job_log_link
 from ghsim.endpoints.base import ApiError, Ctx, handles, json_response, not_found, paginate
 from ghsim.state import Repository, Workflow, WorkflowRun, utcnow
 
@@ -210,6 +212,20 @@ def list_jobs(ctx: Ctx) -> Response:
     repo, run = _run(ctx)
     shaped = [ctx.shapes.workflow_job(repo, run, job) for job in ctx.state.jobs_of(run.id)]
     return paginate(ctx, shaped, wrap=lambda page: {"total_count": len(shaped), "jobs": page})
+
+
+@handles("actions/download-job-logs-for-workflow-run")
+def job_logs(ctx: Ctx) -> Response:
+    """A 302 to a link that serves the job's log for a minute (``ghsim.blobs``); 404 for a job
+    the repository does not have or that never started, 410 for a log past its retention."""
+    repo = ctx.repo()
+    job = ctx.state.jobs.get(ctx.int_param("job_id"))
+    run = ctx.state.runs.get(job.run_id) if job is not None else None
+    if job is None or run is None or run.workflow_id not in repo.workflows or job.started_at is None:
+        raise not_found()
+    if job.log_expired:
+        raise ApiError(410, "Gone")
+    return Response(status_code=302, headers={"Location": job_log_link(ctx.state, ctx.base, job)})
 
 
 @handles("actions/cancel-workflow-run")

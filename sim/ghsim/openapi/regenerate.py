@@ -71,6 +71,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/actions/runs/{run_id}"),
     ("get", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs"),
     ("post", "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel"),
+    ("get", "/repos/{owner}/{repo}/actions/jobs/{job_id}/logs"),
     ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
     ("get", "/orgs/{org}/teams/{team_slug}/memberships/{username}"),
 )
