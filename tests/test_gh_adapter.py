@@ -14,7 +14,7 @@ from pydantic import SecretStr
 from bot.core.deadline import DeadlineError, RetryLaterError, deadline_in
 from bot.core.gone import OutOfReach
 from bot.github.adapter import GitHubApp, PyGithubPort, _graphql_pr, _split, rate_limit_wait, unreachable
-from bot.github.port import BlobRequest, label_names
+from bot.github.port import BlobRequest, LogUnreadableError, label_names
 from config.settings import Settings
 from ghsim import Simulator, serve_simulator
 from ghsim.state import PullRequest, Repository
@@ -301,3 +301,86 @@ def test_one_run_is_read_by_its_id(sim: Simulator, seeded: Seeded) -> None:
     assert found is not None
     assert (found.id, found.status, found.conclusion) == (run_id, "completed", "failure")
     assert port.workflow_run("octo/miles", run_id + 999) is None  # GitHub does not know it
+
+
+def _failed_job(sim: Simulator, seeded: Seeded, log: str | bytes | None = None, **kw: Any) -> tuple[
+        PyGithubPort, int]:
+    port, run_id = _dispatched(sim, seeded)
+    job = sim.state.set_job_status(run_id, "s (tests/test_a.py)", "completed", "failure")
+    if log is not None:
+        sim.state.set_job_log(job, log, **kw)
+    return port, job.id
+
+
+def test_a_jobs_log_is_read_from_the_link_github_gives_without_the_token(
+        sim: Simulator, seeded: Seeded) -> None:
+    port, job_id = _failed_job(sim, seeded, "setup\nRuntimeError: boom\n")
+    data = port.job_log("octo/miles", job_id, limit=1 << 20)
+    assert data is not None and data.startswith("\ufeff".encode())
+    assert data.endswith(b"Z RuntimeError: boom\n")
+    (asked,) = sim.state.find_calls("GET", f"/repos/octo/miles/actions/jobs/{job_id}/logs")
+    assert asked.status == 302 and asked.installation_id == 5
+    (download,) = sim.state.find_calls("GET", "/_blobs/*")
+    assert download.status == 200 and "authorization" not in download.headers
+
+
+def test_only_the_end_of_a_long_log_is_read(sim: Simulator, seeded: Seeded) -> None:
+    noise = b"".join(b"%08d noise\n" % n for n in range(200_000))
+    log = noise + b"torch.OutOfMemoryError: HIP out of memory\n"
+    port, job_id = _failed_job(sim, seeded, log)
+    data = port.job_log("octo/miles", job_id, limit=100_000)
+    assert data == log[-100_000:]
+    first, ranged = sim.state.find_calls("GET", "/_blobs/*")
+    assert "range" not in first.headers  # its length said it was long: the rest was not read
+    assert (ranged.status, ranged.headers["range"]) == (206, f"bytes={len(log) - 100_000}-")
+
+
+def test_a_log_shorter_than_the_limit_is_read_whole_in_one_download(sim: Simulator, seeded: Seeded) -> None:
+    port, job_id = _failed_job(sim, seeded, b"short\n")
+    assert port.job_log("octo/miles", job_id, limit=6) == b"short\n"
+    assert len(sim.state.find_calls("GET", "/_blobs/*")) == 1
+
+
+def test_a_log_github_no_longer_has_is_none(sim: Simulator, seeded: Seeded) -> None:
+    port, job_id = _failed_job(sim, seeded, "x\n")
+    assert port.job_log("octo/miles", job_id + 12345, limit=1000) is None  # 404: no such job
+    sim.state.expire_job_log(job_id)
+    assert port.job_log("octo/miles", job_id, limit=1000) is None  # 410: past its retention
+    statuses = [c.status for c in sim.state.find_calls("GET", "/repos/*/actions/jobs/*/logs")]
+    assert statuses == [404, 410] and sim.state.find_calls("GET", "/_blobs/*") == []
+
+
+def test_a_download_cut_short_is_retried_then_unreadable(sim: Simulator, seeded: Seeded) -> None:
+    port, job_id = _failed_job(sim, seeded, b"y" * 50_000, cut_at=100)
+    with pytest.raises(LogUnreadableError, match=r"^the download was cut short$"):
+        port.job_log("octo/miles", job_id, limit=1 << 20)
+    assert len(sim.state.find_calls("GET", "/_blobs/*")) == 4  # three retries, as any read
+
+
+def test_a_storage_5xx_is_retried(sim: Simulator, seeded: Seeded) -> None:
+    port, job_id = _failed_job(sim, seeded, "ok\n")
+    sim.faults.fail(503, times=2, method="GET", path="/_blobs/*")
+    assert (port.job_log("octo/miles", job_id, limit=1000) or b"").endswith(b"Z ok\n")
+    assert [c.status for c in sim.state.find_calls("GET", "/_blobs/*")] == [503, 503, 200]
+
+
+def test_an_expired_link_is_asked_for_again_once(sim: Simulator, seeded: Seeded) -> None:
+    port, job_id = _failed_job(sim, seeded, "ok\n")
+    sim.state.log_link_seconds = -1  # every link has expired by the time it is read
+    with pytest.raises(LogUnreadableError, match="expired"):
+        port.job_log("octo/miles", job_id, limit=1000)
+    assert len(sim.state.find_calls("GET", "/repos/*/actions/jobs/*/logs")) == 2
+    assert [c.status for c in sim.state.find_calls("GET", "/_blobs/*")] == [403, 403]
+
+
+def test_github_failing_to_give_the_link_is_unreadable_and_a_rate_limit_waits(
+        sim: Simulator, seeded: Seeded) -> None:
+    port, job_id = _failed_job(sim, seeded, "ok\n")
+    sim.faults.fail(502, times=None, method="GET", path="/repos/*/actions/jobs/*/logs")
+    with pytest.raises(LogUnreadableError, match="GitHub answered 502"):
+        port.job_log("octo/miles", job_id, limit=1000)
+    sim.faults.clear()
+    sim.faults.secondary_rate_limit(retry_after=30, times=1, method="GET", path="*/logs")
+    with deadline_in(port.margin + 10), pytest.raises(RetryLaterError) as raised:  # as any read
+        port.job_log("octo/miles", job_id, limit=1000)
+    assert raised.value.seconds == 30

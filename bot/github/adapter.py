@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Self
 
+import httpx
+import requests
 from github import Auth, Github, GithubException
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 from urllib3.util.retry import Retry
@@ -28,6 +30,7 @@ from bot.github.port import (
     Comment,
     Gone,
     InlineComment,
+    LogUnreadableError,
     PullRequest,
     WorkflowJob,
     WorkflowRun,
@@ -212,7 +215,10 @@ class GitHubApp:
                 auth = self._auth.get_installation_auth(installation_id)
                 port = PyGithubPort(_client(self.settings, auth),
                                     secondary_wait=self.settings.secondary_rate_wait_seconds,
-                                    margin=self.settings.request_margin)
+                                    margin=self.settings.request_margin,
+                                    timeout=self.settings.github_timeout_seconds,
+                                    retries=self.settings.github_retries,
+                                    backoff=self.settings.github_backoff_seconds)
                 self._clients[installation_id] = port
             return port
 
@@ -299,22 +305,84 @@ def _run(data: dict[str, Any]) -> WorkflowRun:
     )
 
 
+class _LinkExpiredError(Exception):
+    """A link GitHub gave was refused (403): it expired before it was read."""
+
+
+class _StorageError(Exception):
+    """The storage behind a link answered 5xx: a read, retried."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"storage answered {status}")
+        self.status = status
+
+
+def _read_tail(client: httpx.Client, link: str, limit: int) -> bytes | None:
+    """One attempt at the end of what ``link`` serves (no token goes with it: the link is
+    signed); None when it is gone (404, 410)."""
+    with client.stream("GET", link) as answer:
+        if answer.status_code == 403:
+            raise _LinkExpiredError(link)
+        if answer.status_code in (404, 410):
+            return None
+        if answer.status_code >= 500:
+            raise _StorageError(answer.status_code)
+        if answer.status_code not in (200, 206):
+            raise LogUnreadableError(f"its storage answered {answer.status_code}")
+        size = answer.headers.get("content-length", "")
+        ranged = "bytes" in answer.headers.get("accept-ranges", "").lower()
+        if answer.status_code == 200 and size.isdigit() and int(size) > limit and ranged:
+            start = int(size) - limit
+        else:
+            return _keep_tail(answer, limit)
+    with client.stream("GET", link, headers={"Range": f"bytes={start}-"}) as answer:
+        if answer.status_code >= 500:
+            raise _StorageError(answer.status_code)
+        if answer.status_code not in (200, 206):
+            raise LogUnreadableError(f"its storage answered {answer.status_code} to a range")
+        return _keep_tail(answer, limit)
+
+
+def _keep_tail(answer: httpx.Response, limit: int) -> bytes:
+    """Read a streamed answer to its end, keeping at most its last ``limit`` bytes; past the
+    delivery's deadline, it is given up."""
+    kept = bytearray()
+    for chunk in answer.iter_bytes():
+        kept += chunk
+        if len(kept) > 2 * limit:
+            del kept[:-limit]
+        if not deadline.fits(0.0):
+            raise LogUnreadableError("it could not be read before the delivery's deadline")
+    return bytes(kept[-limit:])
+
+
 class PyGithubPort:
     """The port over PyGithub's requester: every call is one documented REST or GraphQL request
     (pages aside), with PyGithub's auth, retries and write pacing."""
 
-    def __init__(self, gh: Github, *, secondary_wait: float = 60.0, margin: float = 0.0) -> None:
+    def __init__(self, gh: Github, *, secondary_wait: float = 60.0, margin: float = 0.0,
+                 timeout: float = 30.0, retries: int = 2, backoff: float = 0.5) -> None:
         self.gh = gh
         self._req = gh.requester
         self.secondary_wait = secondary_wait
         self.margin = margin  # the longest one request may take
+        # a download from a link GitHub gives (a job's log), outside PyGithub: the same timeout,
+        # retries and backoff as its requests
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
 
     def _request(self, what: str, send: Callable[..., tuple[Any, Any]], *args: Any, **kwargs: Any) -> Any:
         """One request, started only when it ends before the delivery's deadline; a rate limit
         the client did not wait out is RetryLaterError, with the wait GitHub named."""
+        return self._exchange(what, send, *args, **kwargs)[1]
+
+    def _exchange(self, what: str, send: Callable[..., tuple[Any, Any]], *args: Any,
+                  **kwargs: Any) -> tuple[Any, Any]:
+        """:meth:`_request`, with the answer's headers."""
         deadline.check(self.margin, what)
         try:
-            _, data = send(*args, **kwargs)
+            headers, data = send(*args, **kwargs)
         except GithubException as exc:
             message = str((exc.data or {}).get("message", "")) if isinstance(exc.data, dict) else ""
             wait = rate_limit_wait(exc.status, exc.headers or {}, message, self.secondary_wait)
@@ -323,7 +391,7 @@ class PyGithubPort:
                     raise Unreachable(exc, what) from exc
                 raise
             raise RetryLaterError(wait, f"GitHub rate limit on {what}") from exc
-        return data
+        return headers, data
 
     def _call(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None) -> Any:
         headers = {"X-GitHub-Api-Version": API_VERSION, "Accept": "application/vnd.github+json"}
@@ -557,6 +625,54 @@ class PyGithubPort:
     def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
         pages = self._pages(f"/repos/{repo}/actions/runs/{run_id}/jobs", key="jobs")
         return [WorkflowJob.from_api(j) for j in pages]
+
+    def job_log(self, repo: str, job_id: int, *, limit: int) -> bytes | None:
+        """GitHub answers 302 to a link of its blob storage that lasts a minute and wants no
+        token; the link's end is read (a range request when the log is longer than ``limit``
+        and the storage answers ranges, else the whole stream with only its tail kept). A
+        link that expired before it was read is asked for again, once."""
+        what = f"GET /repos/{repo}/actions/jobs/{job_id}/logs"
+        for _ in range(2):
+            try:
+                headers, _ = self._exchange(what, self._req.requestJsonAndCheck, "GET",
+                                            f"/repos/{repo}/actions/jobs/{job_id}/logs",
+                                            headers={"X-GitHub-Api-Version": API_VERSION})
+            except GithubException as exc:
+                if exc.status in (404, 410):
+                    return None
+                raise LogUnreadableError(f"GitHub answered {exc.status} for its link") from exc
+            except requests.RequestException as exc:
+                why = type(exc).__name__
+                raise LogUnreadableError(f"GitHub could not be reached for its link ({why})") from exc
+            link = {str(k).lower(): v for k, v in (headers or {}).items()}.get("location")
+            if not link:
+                raise LogUnreadableError("GitHub gave no link to it")
+            try:
+                return self._tail(str(link), limit)
+            except _LinkExpiredError:
+                continue
+        raise LogUnreadableError("its link expired before it could be read")
+
+    def _tail(self, link: str, limit: int) -> bytes | None:
+        """The last ``limit`` bytes behind a link, retried as a read is (a 5xx, a lost or cut
+        connection), within the delivery's deadline."""
+        last: Exception | None = None
+        with httpx.Client(timeout=self.timeout, follow_redirects=True) as client:
+            for attempt in range(self.retries + 1):
+                deadline.check(self.margin, "GET a job's log")
+                try:
+                    return _read_tail(client, link, limit)
+                except (httpx.TransportError, _StorageError) as exc:
+                    last = exc
+                wait = self.backoff * (2 ** attempt)
+                if attempt == self.retries or not deadline.fits(wait + self.margin):
+                    break
+                time.sleep(wait)
+        if isinstance(last, httpx.RemoteProtocolError):
+            raise LogUnreadableError("the download was cut short") from last
+        if isinstance(last, _StorageError):
+            raise LogUnreadableError(f"its storage answered {last.status}") from last
+        raise LogUnreadableError(f"the download failed ({type(last).__name__})") from last
 
     def cancel_run(self, repo: str, run_id: int) -> bool:
         """Stop a run; one that has already completed (409) needs no stopping. Raising would fail

@@ -269,6 +269,9 @@ class LocalPort:
     def run_jobs(self, repo: str, run_id: int) -> list[WorkflowJob]:
         return []
 
+    def job_log(self, repo: str, job_id: int, *, limit: int) -> bytes | None:
+        return None  # no runs here, so no logs
+
     def cancel_run(self, repo: str, run_id: int) -> bool:
         self._record("cancel", f"{repo}/runs/{run_id}", {})
         return True

@@ -10,6 +10,11 @@ class Gone(Exception):  # noqa: N818 - the name says what GitHub said
     """What was edited no longer exists (a comment someone deleted)."""
 
 
+class LogUnreadableError(Exception):
+    """GitHub has a job's log but it could not be read: the download was cut short or refused,
+    or GitHub failed to give its link. The message says why, in a few words."""
+
+
 @dataclass(frozen=True)
 class PullRequest:
     repo: str  # owner/name of the base repository
@@ -162,6 +167,12 @@ class Workflows(Protocol):
 
     def workflow_run(self, repo: str, run_id: int) -> WorkflowRun | None:
         """One run by its id; None when GitHub does not know it."""
+        ...
+
+    def job_log(self, repo: str, job_id: int, *, limit: int) -> bytes | None:
+        """The end of a job's log: its last ``limit`` bytes at most (the whole log when it is
+        shorter). None when GitHub no longer has it (404, 410); :class:`LogUnreadableError`
+        when it has it and the download failed."""
         ...
 
 
