@@ -25,6 +25,7 @@ from bot.github.publish import (
 )
 from bot.github.tree import GitHubTree, likely_reads, read_together
 from bot.rocm.decide import parked_tests
+from bot.rocm.explain import head_findings
 from bot.rocm.runs import RocmRuns, summary_runs
 from bot.service.router import Router
 from bot.store.dispatch import DispatchStore, SelectedTest
@@ -186,5 +187,6 @@ def analyse(ctx: HandlerContext, repo: str, number: int, head_sha: str | None, b
     store = DispatchStore(ctx.store)
     before = store.selection(repo, number, pr.head_sha)
     state = before.state if before is not None and before.holds(selected) else "selected"
-    store.save_selection(repo, number, pr.head_sha, pr.author, selected, failing, state, held, parked)
+    store.save_selection(repo, number, pr.head_sha, pr.author, selected, failing, state, held, parked,
+                         head_findings(report))  # the findings: to explain a run of this head that fails
     return selected, failing

@@ -106,6 +106,60 @@ def tests_hash(tests: list[SelectedTest]) -> str:
 
 
 @dataclass(frozen=True)
+class KnownFinding:
+    """A finding the analysis of a head had, as kept to explain a failed run by."""
+
+    rule: str
+    severity: str
+    path: str | None
+    line: int | None
+    message: str
+    fix: str | None = None
+    test: str | None = None
+    fingerprint: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "severity": self.severity, "path": self.path, "line": self.line,
+                "message": self.message, "fix": self.fix, "test": self.test, "fingerprint": self.fingerprint}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> KnownFinding:
+        return cls(str(data["rule"]), str(data.get("severity") or "error"), data.get("path"),
+                   data.get("line"), str(data.get("message") or ""), data.get("fix"), data.get("test"),
+                   str(data.get("fingerprint") or ""))
+
+
+@dataclass(frozen=True)
+class HeadFindings:
+    """What the analysis of a head found that a failed ROCm run may have hit: the PAR findings
+    of each test's ROCm launch, the PIN findings of the image every test runs in, and the line
+    of each test's ROCm marker."""
+
+    tests: dict[str, list[KnownFinding]] = field(default_factory=dict)
+    pins: list[KnownFinding] = field(default_factory=list)
+    markers: dict[str, int] = field(default_factory=dict)
+
+    def of(self, path: str) -> list[KnownFinding]:
+        """The findings a run of ``path`` may have hit."""
+        return [*self.tests.get(path, []), *self.pins]
+
+    def as_json(self) -> str:
+        tests = {p: [f.as_dict() for f in fs] for p, fs in sorted(self.tests.items())}
+        return json.dumps({"tests": tests, "pins": [f.as_dict() for f in self.pins],
+                           "markers": dict(sorted(self.markers.items()))})
+
+    @classmethod
+    def from_json(cls, text: str | None) -> HeadFindings | None:
+        if not text:
+            return None
+        data = json.loads(text)
+        found = (data.get("tests") or {}).items()
+        tests = {str(p): [KnownFinding.from_dict(f) for f in fs] for p, fs in found}
+        return cls(tests, [KnownFinding.from_dict(f) for f in data.get("pins") or []],
+                   {str(p): int(n) for p, n in (data.get("markers") or {}).items()})
+
+
+@dataclass(frozen=True)
 class Selection:
     repository: str
     pr_number: int
@@ -118,6 +172,7 @@ class Selection:
     state: str
     held: list[SelectedTest] = field(default_factory=list)  # selected, but with a new error
     parked: list[ParkedTest] = field(default_factory=list)  # its disabled ROCm markers
+    findings: HeadFindings | None = None  # what the head's analysis found on its ROCm tests
 
     @property
     def candidates(self) -> list[SelectedTest]:
@@ -178,6 +233,41 @@ class Dispatch:
 
 
 @dataclass(frozen=True)
+class Explanation:
+    """Why a failed job failed, from its log: its class (``predicted``, ``infrastructure``,
+    ``known`` or ``new``; None when the log could not be read, ``unavailable`` saying why),
+    the decisive lines, and what decided the class. ``signature`` is the error with its
+    numbers masked; ``seen`` the signatures of the test's failures in earlier attempts of the
+    run (what ``known`` is told by)."""
+
+    job_id: int
+    kind: str | None
+    excerpt: tuple[str, ...] = ()
+    explanation: str = ""
+    rule: str | None = None
+    pattern: str | None = None
+    fix: str | None = None
+    signature: str | None = None
+    seen: tuple[str, ...] = ()
+    unavailable: str | None = None
+
+    def as_json(self) -> str:
+        return json.dumps({"job": self.job_id, "class": self.kind, "excerpt": list(self.excerpt),
+                           "explanation": self.explanation, "rule": self.rule, "pattern": self.pattern,
+                           "fix": self.fix, "signature": self.signature, "seen": list(self.seen),
+                           "unavailable": self.unavailable})
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Explanation | None:
+        if not text:
+            return None
+        d = json.loads(text)
+        return cls(int(d["job"]), d.get("class"), tuple(d.get("excerpt") or ()),
+                   str(d.get("explanation") or ""), d.get("rule"), d.get("pattern"), d.get("fix"),
+                   d.get("signature"), tuple(d.get("seen") or ()), d.get("unavailable"))
+
+
+@dataclass(frozen=True)
 class JobOutcome:
     """How one test of a dispatch went, from the job that ran it."""
 
@@ -189,6 +279,7 @@ class JobOutcome:
     seconds: float | None
     run_attempt: int = 1
     at: int | None = None  # GitHub's time of this news of the job, whole seconds
+    explained: Explanation | None = None  # this job's failure, once its log was read
 
 
 @dataclass(frozen=True)
@@ -243,15 +334,17 @@ class DispatchStore:
         state: str,
         held: Sequence[SelectedTest] = (),
         parked: Sequence[ParkedTest] = (),
+        findings: HeadFindings | None = None,
     ) -> None:
         """The head's selection, the tests whose launch has error findings, those held
         from the selection for a new error (which `/run-amd --force` runs), and its parked
-        ROCm tests (which `/run-amd disabled` runs when they are candidates)."""
+        ROCm tests (which `/run-amd disabled` runs when they are candidates); ``findings``,
+        what its analysis found on its ROCm tests, when given (otherwise what was kept stays)."""
         now = time.time()
         failing = sorted(set(failing))
         data = {"tests": [t.as_dict() for t in tests], "failing": failing,
                 "held": [t.as_dict() for t in held], "parked": [p.as_dict() for p in parked]}
-        values = {
+        values: dict[str, Any] = {
             "author": author,
             "tests": json.dumps(data),
             "errors": len(failing),
@@ -259,6 +352,8 @@ class DispatchStore:
             "state": state,
             "updated_at": now,
         }
+        if findings is not None:
+            values["findings"] = findings.as_json()
         stmt = self._insert()(selections).values(
             repository=repo, pr_number=pr, head_sha=head, created_at=now, **values
         )
@@ -293,6 +388,7 @@ class DispatchStore:
             m["state"],
             held,
             parked,
+            HeadFindings.from_json(m["findings"]),
         )
 
     def prs_of_head(self, repo: str, head: str) -> list[int]:
@@ -556,6 +652,8 @@ class DispatchStore:
             return conn.execute(stmt).first() is not None
 
     def outcomes(self, dispatch_id: str) -> dict[str, JobOutcome]:
+        """Each test's latest news, with its job's failure explained once it is (an earlier
+        attempt's explanation is not this job's)."""
         query = select(test_outcomes).where(test_outcomes.c.dispatch_id == dispatch_id)
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
@@ -563,6 +661,36 @@ class DispatchStore:
             m["path"]: JobOutcome(
                 m["path"], m["job_id"], m["status"], m["conclusion"], m["job_url"], m["seconds"],
                 m["run_attempt"] or 1, m["news_at"],
+                Explanation.from_json(m["triage"]) if m["triage_job"] == m["job_id"] else None,
             )
             for m in (r._mapping for r in rows)
         }
+
+    def last_explained(self, dispatch_id: str, path: str) -> Explanation | None:
+        """The last failure of a test of a dispatch explained, whichever attempt it was of."""
+        query = select(test_outcomes.c.triage).where(test_outcomes.c.dispatch_id == dispatch_id,
+                                                     test_outcomes.c.path == path)
+        with self.engine.connect() as conn:
+            return Explanation.from_json(conn.execute(query).scalar())
+
+    def explain(self, dispatch_id: str, path: str, explained: Explanation) -> bool:
+        """Keep the explanation of a test's failed job: once per job, and only while the job
+        is the test's latest (a re-run's news may have come meanwhile). True when kept."""
+        t = test_outcomes.c
+        stmt = (update(test_outcomes)
+                .where(t.dispatch_id == dispatch_id, t.path == path, t.job_id == explained.job_id,
+                       or_(t.triage_job.is_(None), t.triage_job != explained.job_id))
+                .values(triage=explained.as_json(), triage_job=explained.job_id, updated_at=time.time()))
+        with self.engine.begin() as conn:
+            return bool(conn.execute(stmt).rowcount)
+
+    def failures_seen(self, repo: str, head: str, path: str, *, besides: int) -> set[str]:
+        """The signatures of a test's failures explained at a head, in any dispatch of it, each
+        with those its earlier attempts saw; job ``besides`` (the one being explained) left out."""
+        t, d = test_outcomes.c, dispatches.c
+        query = (select(t.triage).join(dispatches, d.dispatch_id == t.dispatch_id)
+                 .where(d.repository == repo, d.head_sha == head, t.path == path, t.triage.is_not(None),
+                        t.triage_job != besides))
+        with self.engine.connect() as conn:
+            found = [Explanation.from_json(text) for (text,) in conn.execute(query).all()]
+        return {s for e in found if e is not None for s in (*e.seen, e.signature) if s}

@@ -85,6 +85,9 @@ selections = Table(
     Column("state", String(30), nullable=False),  # selected | pending | approved | dispatched | blocked
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
+    # JSON: what the analysis of the head found on each ROCm test, to explain a failed run by
+    # (bot.store.dispatch.HeadFindings); NULL when the head was analysed before it was kept
+    Column("findings", Text),
     UniqueConstraint("repository", "pr_number", "head_sha", name="uq_selection_head"),
 )
 
@@ -149,5 +152,9 @@ test_outcomes = Table(
     Column("updated_at", Float, nullable=False),
     Column("run_attempt", Integer),  # as in dispatches: the job's run attempt and time
     Column("news_at", BigInteger),
+    # JSON: a failed job's log, explained (bot.store.dispatch.Explanation), and the job it is
+    # of: a re-run's job keeps the earlier job's until its own failure is explained
+    Column("triage", Text),
+    Column("triage_job", BigInteger),
     UniqueConstraint("dispatch_id", "path", name="uq_test_outcome"),
 )

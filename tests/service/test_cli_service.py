@@ -29,11 +29,11 @@ def db_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def test_db_upgrade_and_current(db_env: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["db", "current"]) == 0
-    assert capsys.readouterr().out == "empty (latest: 0004)\n"
+    assert capsys.readouterr().out == "empty (latest: 0006)\n"
     assert main(["db", "upgrade"]) == 0
-    assert capsys.readouterr().out == "database at revision 0004\n"
+    assert capsys.readouterr().out == "database at revision 0006\n"
     assert main(["db", "current"]) == 0
-    assert capsys.readouterr().out.startswith("0004 ")
+    assert capsys.readouterr().out.startswith("0006 ")
 
 
 def test_deliveries_list_show_and_retry(db_env: str, capsys: pytest.CaptureFixture[str]) -> None:

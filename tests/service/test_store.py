@@ -16,7 +16,15 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.core.deadline import RetryLaterError
 from bot.github.effects import Effects, Lookups
-from bot.store.dispatch import DispatchStore, JobOutcome, ParkedTest, SelectedTest
+from bot.store.dispatch import (
+    DispatchStore,
+    Explanation,
+    HeadFindings,
+    JobOutcome,
+    KnownFinding,
+    ParkedTest,
+    SelectedTest,
+)
 from bot.store.schema import deliveries, metadata, pr_leases
 from bot.store.store import Store, StoreError, backoff_seconds, normalise_url
 from tests.service.helpers import comment_payload, event_of, pr_payload
@@ -353,7 +361,7 @@ def test_readiness_names_the_missing_migration(tmp_path: object) -> None:
     db = Store(f"sqlite:///{tmp_path}/empty.db")
     with pytest.raises(StoreError, match="run `rocmbot db upgrade`"):
         db.check_ready()
-    assert db.upgrade() == db.head_revision() == "0005"
+    assert db.upgrade() == db.head_revision() == "0006"
     db.check_ready()
     db.close()
     gone = Store("postgresql://nobody@127.0.0.1:1/none")
@@ -487,3 +495,47 @@ def test_a_heads_parked_tests_and_a_dispatch_of_them_are_kept(store: Store) -> N
     assert [(d.dispatch_id, d.include_disabled) for d in sorted(runs.for_pr("o/r", 1, head),
                                                                 key=lambda d: d.dispatch_id)] == [
         ("d-parked", True), ("d-plain", False)]
+
+
+def test_a_heads_findings_are_kept_with_its_selection_until_analysed_again(store: Store) -> None:
+    runs = DispatchStore(store)
+    path = "tests/e2e/test_a.py"
+    par = KnownFinding("PAR002", "error", path, 11, "world_size (4) is not divisible by ...", "`ep_size=2`",
+                       path, "PAR002:abc")
+    pin = KnownFinding("PIN001", "error", "docker/Dockerfile.rocm", 3, "`numba` is pinned ...", None, None,
+                       "PIN:x")
+    known = HeadFindings({path: [par]}, [pin], {path: 4})
+    test = SelectedTest(path, "stage-c-4-gpu-mi350", 600, 4)
+    runs.save_selection("o/r", 1, "h1", "dev", [], [path], "selected", [test], findings=known)
+    found = runs.selection("o/r", 1, "h1")
+    assert found is not None and found.findings == known and found.held == [test]
+    assert found.findings.of(path) == [par, pin] and found.findings.of("tests/other.py") == [pin]
+    runs.save_selection("o/r", 1, "h1", "dev", [test], [], "pending")  # queued for approval: kept
+    again = runs.selection("o/r", 1, "h1")
+    assert again is not None and again.findings == known
+    runs.save_selection("o/r", 1, "h2", "dev", [test], [], "selected")
+    assert (runs.selection("o/r", 1, "h2") or again).findings is None
+
+
+def test_a_failed_jobs_explanation_is_kept_once_and_shown_for_its_job_only(store: Store) -> None:
+    runs = DispatchStore(store)
+    path = "tests/e2e/test_a.py"
+    runs.add("d1", "o/r", 1, "h1", "suite", [path], 10.0, "dev")
+    runs.record_outcome("d1", JobOutcome(path, 5, "completed", "failure", "https://x/5", 61.0))
+    first = Explanation(5, "new", ("ValueError: N",), "no explanation", signature="ValueError: N")
+    assert runs.explain("d1", path, first)
+    assert not runs.explain("d1", path, Explanation(5, "known", ("x",)))  # once per job
+    assert runs.outcomes("d1")[path].explained == first
+    assert not runs.explain("d1", path, Explanation(6, "new"))  # not the test's job
+    runs.record_outcome("d1", JobOutcome(path, 9, "in_progress", None, "https://x/9", None, 2))  # re-run
+    assert runs.outcomes("d1")[path].explained is None  # the earlier attempt's is not this job's
+    assert runs.last_explained("d1", path) == first
+    assert runs.failures_seen("o/r", "h1", path, besides=9) == {"ValueError: N"}
+    assert runs.failures_seen("o/r", "h1", path, besides=5) == set()
+    assert runs.failures_seen("o/r", "h2", path, besides=9) == set()
+    runs.record_outcome("d1", JobOutcome(path, 9, "completed", "failure", "https://x/9", 30.0, 2))
+    second = Explanation(9, "known", ("ValueError: N",), signature="ValueError: N", seen=("ValueError: N",))
+    assert runs.explain("d1", path, second)
+    assert runs.outcomes("d1")[path].explained == second
+    gone = Explanation(9, None, unavailable="GitHub no longer has it")
+    assert Explanation.from_json(gone.as_json()) == gone and Explanation.from_json(None) is None
