@@ -174,10 +174,11 @@ class WorkflowJob:
     started_at: datetime | None = None
     completed_at: datetime | None = None
     # its log, as the link of ``GET .../actions/jobs/{id}/logs`` serves it (None: a few lines
-    # the runner would have written); expired: that request answers 410; ``log_cut_at``: the
-    # download stops after that many bytes of its body, the connection closed
+    # the runner would have written); ``log_gone``: that request answers 410 (past its
+    # retention) or 404 (deleted); ``log_cut_at``: the download stops after that many bytes of
+    # its body, the connection closed
     log: bytes | None = None
-    log_expired: bool = False
+    log_gone: int | None = None
     log_cut_at: int | None = None
 
     def log_bytes(self) -> bytes:
@@ -915,7 +916,15 @@ class SimulatorState:
         """The job's log is past its retention: ``GET .../logs`` answers 410."""
         with self.lock:
             found = job if isinstance(job, WorkflowJob) else self.jobs[job]
-            found.log_expired = True
+            found.log_gone = 410
+            return found
+
+    def delete_job_log(self, job: WorkflowJob | int) -> WorkflowJob:
+        """The job's log was deleted (its run's logs, by someone with write access): ``GET
+        .../logs`` answers 404."""
+        with self.lock:
+            found = job if isinstance(job, WorkflowJob) else self.jobs[job]
+            found.log_gone = 404
             return found
 
     def jobs_of(self, run_id: int) -> list[WorkflowJob]:

@@ -228,6 +228,8 @@ def test_an_unknown_job_is_404_an_expired_log_410(sim: Simulator, world: World, 
     sim.state.expire_job_log(job)
     gone = _logs(sim, world, job.id)
     assert gone.status_code == 410 and gone.json()["message"] == "Gone"
+    sim.state.delete_job_log(job)
+    assert _logs(sim, world, job.id).status_code == 404
 
 
 def test_a_download_cut_short_stops_before_its_length(

@@ -217,14 +217,17 @@ def list_jobs(ctx: Ctx) -> Response:
 @handles("actions/download-job-logs-for-workflow-run")
 def job_logs(ctx: Ctx) -> Response:
     """A 302 to a link that serves the job's log for a minute (``ghsim.blobs``); 404 for a job
-    the repository does not have or that never started, 410 for a log past its retention."""
+    the repository does not have, that never started or whose log was deleted, 410 for a log
+    past its retention."""
     repo = ctx.repo()
     job = ctx.state.jobs.get(ctx.int_param("job_id"))
     run = ctx.state.runs.get(job.run_id) if job is not None else None
     if job is None or run is None or run.workflow_id not in repo.workflows or job.started_at is None:
         raise not_found()
-    if job.log_expired:
+    if job.log_gone == 410:
         raise ApiError(410, "Gone")
+    if job.log_gone is not None:
+        raise not_found()
     return Response(status_code=302, headers={"Location": job_log_link(ctx.state, ctx.base, job)})
 
 
