@@ -87,3 +87,22 @@ def html_prose(text: str) -> str:
         last = found.end()
     out.append(_html_inline(text[last:]))
     return "".join(out)
+
+
+# Bidirectional overrides, isolates and marks (they can make quoted text read as something else),
+# and control characters but tab.
+_INVISIBLE = re.compile(r"[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def code_block(lines: list[str] | tuple[str, ...], indent: str = "") -> list[str]:
+    """Lines of foreign text (a log's) as a fenced code block, each line kept as it is but
+    inert: GitHub renders neither markup, mentions nor HTML inside it, the fence is longer than
+    any run of backticks in the text, bidirectional and control characters are dropped, and
+    `<!--` is broken so no line can pass for one of rocmbot's hidden markers. ``indent`` puts
+    the block in a list item."""
+    clean = [_INVISIBLE.sub("", part.replace("\t", "    ")).replace("<!--", f"<!-{_ZERO_WIDTH}-")
+             for line in lines for part in str(line).split("\n")]
+    longest = max((len(run) for line in clean for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{indent}{fence}", *(f"{indent}{line}".rstrip() for line in clean), f"{indent}{fence}"]
+

@@ -35,7 +35,7 @@ from bot.formats.common import (
     where,
     why_not_run,
 )
-from bot.formats.escape import cell, code, html_prose, prose
+from bot.formats.escape import cell, code, code_block, html_prose, prose
 
 MAX_ROWS = 100  # rows of a table or items of a list in the full report
 SHORT_ROWS = 25  # ... and in the comment
@@ -53,6 +53,23 @@ CUT_FULL = "\n…cut here: `rocmbot analyze --format json` has the full report.\
 
 
 @dataclass(frozen=True)
+class Failure:
+    """A test whose ROCm job failed, explained from its log (`bot.analysis.triage`): its class
+    (None when the log was not available, ``unavailable`` saying why), the decisive lines, what
+    decided the class, and the job's page."""
+
+    path: str
+    kind: str | None
+    excerpt: tuple[str, ...] = ()
+    explanation: str = ""
+    rule: str | None = None
+    pattern: str | None = None
+    fix: str | None = None
+    url: str | None = None
+    unavailable: str | None = None
+
+
+@dataclass(frozen=True)
 class Run:
     """A ROCm run dispatched for the head, as the summary shows it."""
 
@@ -60,6 +77,58 @@ class Run:
     tests: tuple[str, ...]
     status: str
     url: str | None = None
+    failures: tuple[Failure, ...] = ()  # its tests that failed, explained (each test once a head)
+
+
+_SAFE_URL = re.compile(r"https?://[^\s()<>\[\]`]+")
+RETRY = "`/run-amd retry` runs it again"
+OPEN_FAILURES = 10  # failed tests shown with their excerpt in the comment; the rest in a line each
+
+
+def safe_url(url: str | None) -> str | None:
+    """A URL GitHub gave that can stand in a markdown link as it is; None otherwise."""
+    return url if url and _SAFE_URL.fullmatch(url) else None
+
+
+def failure_class(f: Failure) -> str:
+    """The class of a failure in a few words."""
+    if f.kind is None:
+        return "log not available"
+    if f.kind == "predicted":
+        return f"predicted by {f.rule}" if f.rule else "predicted"
+    if f.kind == "infrastructure":
+        return f"infrastructure ({f.pattern})" if f.pattern else "infrastructure"
+    return {"known": "known (seen before)"}.get(f.kind, f.kind)
+
+
+def failure_lines(failures: Sequence[Failure], *, excerpts: int = OPEN_FAILURES) -> list[str]:
+    """Each failed test in a list item: its class and why, a link to its job's log, for a
+    predicted failure the finding's fix, for an infrastructure one the retry; the first
+    ``excerpts`` with the log's decisive lines quoted inert."""
+    out: list[str] = []
+    for n, f in enumerate(failures):
+        url = safe_url(f.url)
+        log = f" ([log]({url}))" if url else ""
+        if f.kind is None:
+            out.append(f"- {code(f.path)}: log not available: {prose(f.unavailable or 'unknown')}{log}")
+            continue
+        why = f": {prose(f.explanation)}" if f.explanation else ""
+        out.append(f"- {code(f.path)}: **{prose(failure_class(f))}**{why}{log}")
+        if f.kind == "predicted" and f.fix:
+            out.append(f"  - **Fix**: {prose(f.fix)}")
+        if f.kind == "infrastructure":
+            out.append(f"  - A retry may pass: {prose(RETRY)}.")
+        if n < excerpts and f.excerpt:
+            out.extend(code_block(f.excerpt, indent="  "))
+    return out
+
+
+def _failures_block(runs: Sequence[Run], excerpts: int) -> list[str]:
+    failed = [f for r in runs for f in r.failures]
+    if not failed:
+        return []
+    head = f"**Failed ROCm tests, explained** ({len(failed)})"
+    return ["", head, "", *failure_lines(failed, excerpts=excerpts)]
 
 
 def _row(cells: list[str]) -> str:
@@ -109,14 +178,19 @@ def _table(table: Table, limit: int) -> list[str]:
     return out
 
 
-def runs_section(runs: Sequence[Run], rows: int = SHORT_ROWS) -> str:
-    """The runs dispatched for the head, with their status, between the lines that let a
-    later dispatch or a run's end replace them (`bot.github.publish.with_runs`)."""
+def runs_section(runs: Sequence[Run], rows: int = SHORT_ROWS, *, failures: bool = True,
+                 excerpts: int = OPEN_FAILURES) -> str:
+    """The runs dispatched for the head, with their status and their failed tests explained
+    (``excerpts`` of them with the log's lines; none at all without ``failures``), between
+    the lines that let a later dispatch or a run's end replace them
+    (`bot.github.publish.with_runs`)."""
     lines = [RUNS_START, "", f"**ROCm runs for this head** ({len(runs)})", ""]
     lines.extend(grid(["Suite", "Tests", "Status"], [
         [code(r.suite), ", ".join(code(t) for t in r.tests),
          f"[{prose(r.status)}]({r.url})" if r.url and r.url.startswith("https://") else prose(r.status)]
         for r in runs], rows))
+    if failures:
+        lines.extend(_failures_block(runs, excerpts))
     return "\n".join([*lines, "", RUNS_END])
 
 

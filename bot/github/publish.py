@@ -215,8 +215,14 @@ def with_runs(body: str, runs: Sequence[markdown.Run]) -> str:
     end = body.find(f"\n{markdown.RUNS_END}\n", start + 1)
     if start < 0 or end < 0 or not runs:
         return body
-    changed = body[: start + 1] + markdown.runs_section(runs) + body[end + 1 + len(markdown.RUNS_END):]
-    return changed if len(changed) <= MAX_COMMENT else body
+    # the failed tests' log lines go first when the comment would grow too long, then the
+    # failed tests themselves (the dispatch's check has them all)
+    for failures, excerpts in ((True, markdown.OPEN_FAILURES), (True, 0), (False, 0)):
+        section = markdown.runs_section(runs, failures=failures, excerpts=excerpts)
+        changed = body[: start + 1] + section + body[end + 1 + len(markdown.RUNS_END):]
+        if len(changed) <= MAX_COMMENT:
+            return changed
+    return body
 
 
 def is_relevant(report: Report) -> bool:

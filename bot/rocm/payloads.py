@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.formats.escape import code
-from bot.formats.markdown import grid
+from bot.formats.markdown import RETRY, Failure, failure_class, failure_lines, grid, safe_url
 from bot.rocm.command_table import help_lines
 from bot.store.dispatch import Dispatch, JobOutcome, SelectedTest, Selection
 from config.repo import DispatchConfig
@@ -149,6 +149,63 @@ def tally(paths: list[str], outcomes: dict[str, JobOutcome]) -> str:
     return ", ".join(f"{n} {word}" for word, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+CHECK_SUMMARY_LIMIT = 60_000  # GitHub refuses a check run's summary over 65,535 characters
+CHECK_EXCERPTS = 20  # failed tests whose log lines a dispatch's check quotes
+_CUT_CHECK = "\n\n…(cut: too long for a check run; each job's log has the rest)"
+
+
+def failure_of(found: JobOutcome | None) -> Failure | None:
+    """A test's failed job, explained, as the check and the summary show it; None for any
+    other outcome, or a failure whose log was not read yet."""
+    if found is None or found.status != "completed" or found.conclusion != "failure":
+        return None
+    e = found.explained
+    if e is None:
+        return None
+    return Failure(found.path, e.kind, e.excerpt, e.explanation, e.rule, e.pattern, e.fix, found.job_url,
+                   e.unavailable)
+
+
+def failure_annotation(failure: Failure, line: int | None) -> dict[str, Any]:
+    """The annotation of a failed test on its ROCm marker's line (the file's first when it is
+    not known): its class, why, the fix or the retry, and the log's decisive lines. Plain
+    text, as GitHub shows an annotation."""
+    said = (f"log not available: {failure.unavailable or 'unknown'}" if failure.kind is None
+            else failure.explanation or failure_class(failure))
+    parts = [said[:1].upper() + said[1:]]
+    if failure.kind == "predicted" and failure.fix:
+        parts.append(f"Fix: {failure.fix}")
+    if failure.kind == "infrastructure":
+        parts.append(f"A retry may pass: {RETRY.replace('`', '')}.")
+    if safe_url(failure.url):
+        parts.append(f"Log: {failure.url}")
+    annotation: dict[str, Any] = {
+        "path": failure.path,
+        "start_line": line or 1,
+        "end_line": line or 1,
+        "annotation_level": "failure",
+        "title": bounded(f"ROCm run failed: {failure_class(failure)}", 255),
+        "message": bounded("\n".join(parts), 64_000),
+    }
+    if failure.excerpt:
+        annotation["raw_details"] = bounded("\n".join(failure.excerpt), 64_000)
+    return annotation
+
+
+def _summary(lines: list[str], failed: list[Failure], after: list[str]) -> str:
+    """A dispatch check's summary with its failed tests explained, fewer of them with their
+    log's lines when that would be too long for GitHub, and cut as a last resort."""
+    text = "\n".join([*lines, *after])
+    for excerpts in (CHECK_EXCERPTS, 3, 0):
+        block = ["", f"**Failed tests, explained** ({len(failed)})", "",
+                 *failure_lines(failed, excerpts=excerpts)] if failed else []
+        text = "\n".join([*lines, *block, *after])
+        if len(text) <= CHECK_SUMMARY_LIMIT:
+            return text
+    cut = text[: CHECK_SUMMARY_LIMIT - len(_CUT_CHECK)]
+    return cut[: cut.rfind("\n")] + _CUT_CHECK
+
+
 def run_check(
     head: str,
     dispatch_id: str,
@@ -168,8 +225,8 @@ def run_check(
         lines.extend(outcome_lines(paths, outcomes))
     else:
         lines.extend(f"- {code(p)}" for p in paths)
-    if detail:
-        lines.extend(["", detail])
+    failed = [f for f in (failure_of((outcomes or {}).get(p)) for p in paths) if f is not None]
+    after = ["", detail] if detail else []
     tests = f"{len(paths)} ROCm test{'s' if len(paths) != 1 else ''} on {suite}"
     title = f"{tests}: {conclusion or status.replace('_', ' ')}"
     counted = tally(paths, outcomes or {})
@@ -180,7 +237,7 @@ def run_check(
         "head_sha": head,
         "status": status,
         "external_id": dispatch_id,
-        "output": {"title": title, "summary": "\n".join(lines)},
+        "output": {"title": title, "summary": _summary(lines, failed, after)},
     }
     if url:
         payload["details_url"] = url

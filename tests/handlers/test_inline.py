@@ -10,6 +10,7 @@ from bot.analysis.findings import Finding, finding, fingerprints
 from bot.analysis.report import Report, Selected
 from bot.formats import markdown
 from bot.github.publish import (
+    MAX_COMMENT,
     SummaryState,
     diff_anchors,
     diff_lines,
@@ -131,3 +132,23 @@ def test_findings_of_one_line_make_one_comment_with_each_rule_and_fix() -> None:
     # posted once: none of them comes back
     assert inline_comments(_report(*found, other), {"t.py": PATCH}, [*one.keys]) == [
         c for c in comments if c.line == 2]
+
+
+def test_a_runs_section_too_long_for_the_comment_drops_the_log_lines_first() -> None:
+    selected = [Selected("t.py", "stage-c-4-gpu-mi350", 600, "direct", 4)]
+    body, _ = summary_body(replace(_report(), tests=[], selected=selected), SummaryState(), [])
+    failures = tuple(markdown.Failure(f"tests/test_{n}.py", "new", ("x" * 299,) * 8, "why")
+                     for n in range(40))
+    runs = [markdown.Run("stage-c-4-gpu-mi350", tuple(f.path for f in failures), "failure", None, failures)]
+    full = with_runs(body, runs)
+    assert full.count("```") == 2 * markdown.OPEN_FAILURES and "(40)" in full
+
+    def padded(size: int) -> str:  # the same summary with more above its runs section
+        return body.replace(f"\n{markdown.RUNS_START}\n", f"\n{'x' * size}\n\n{markdown.RUNS_START}\n", 1)
+
+    shorter = with_runs(padded(MAX_COMMENT - len(full) + 100), runs)
+    assert "```" not in shorter and "- `tests/test_39.py`: **new**" in shorter and len(shorter) <= MAX_COMMENT
+    bare = with_runs(body, [replace(runs[0], failures=())])
+    crowded = padded(MAX_COMMENT - len(bare) - 10)  # room for the runs, not for their failures
+    assert with_runs(crowded, runs) != crowded and "Failed ROCm tests" not in with_runs(crowded, runs)
+    assert "**ROCm runs for this head** (1)" in with_runs(crowded, runs)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from bot.rocm import payloads
-from bot.store.dispatch import Dispatch, JobOutcome, SelectedTest, Selection
+from bot.store.dispatch import Dispatch, Explanation, JobOutcome, SelectedTest, Selection
 from config.repo import DispatchConfig
 
 H = "f" * 40
@@ -102,3 +103,56 @@ def test_a_reply_carries_no_bidirectional_or_control_character() -> None:
     assert payloads.bounded(quoted) == "abcd"
     assert payloads.bounded("line\n\tindented") == "line\n\tindented"
     assert payloads.bounded("zero\u200bwidth, émoji ✓") == "zero\u200bwidth, émoji ✓"  # not bidi, kept
+
+
+def _failed(path: str, kind: str | None, *, job: int = 7, lines: int = 2, **kw: Any) -> JobOutcome:
+    explained = Explanation(job, kind, tuple(f"line {n} of {path}" for n in range(lines)), "why", **kw)
+    return JobOutcome(path, job, "completed", "failure", f"https://github.com/o/r/actions/runs/5/job/{job}",
+                      60.0, explained=explained)
+
+
+def test_only_a_failed_job_explained_is_a_failure_to_show() -> None:
+    failed = _failed(MOE.path, "predicted", rule="PAR002", fix="`ep_size=2`")
+    shown = payloads.failure_of(failed)
+    assert shown is not None and (shown.kind, shown.rule, shown.fix, shown.url) == (
+        "predicted", "PAR002", "`ep_size=2`", failed.job_url)
+    assert payloads.failure_of(replace(failed, explained=None)) is None  # its log not read yet
+    assert payloads.failure_of(replace(failed, conclusion="success")) is None
+    assert payloads.failure_of(replace(failed, status="in_progress")) is None
+    assert payloads.failure_of(None) is None
+
+
+def test_a_failures_annotation_is_on_the_marker_line_with_the_fix_or_the_retry() -> None:
+    predicted = payloads.failure_of(_failed(MOE.path, "predicted", rule="PAR002", fix="`ep_size=2`"))
+    assert predicted is not None
+    note = payloads.failure_annotation(predicted, 4)
+    assert (note["path"], note["start_line"], note["end_line"], note["annotation_level"]) == (
+        MOE.path, 4, 4, "failure")
+    assert note["title"] == "ROCm run failed: predicted by PAR002"
+    assert note["message"] == ("Why\nFix: `ep_size=2`\nLog: https://github.com/o/r/actions/runs/5/job/7")
+    assert note["raw_details"] == f"line 0 of {MOE.path}\nline 1 of {MOE.path}"
+    retry = payloads.failure_of(_failed(MOE.path, "infrastructure", pattern="disk-full"))
+    assert retry is not None and payloads.failure_annotation(retry, None)["start_line"] == 1
+    said = payloads.failure_annotation(retry, 3)["message"]
+    assert "A retry may pass: /run-amd retry runs it again." in said
+    gone = payloads.failure_of(_failed(MOE.path, None, lines=0, unavailable="the log is empty"))
+    assert gone is not None
+    shown = payloads.failure_annotation(gone, 3)
+    assert shown["title"] == "ROCm run failed: log not available" and "raw_details" not in shown
+    assert shown["message"].startswith("Log not available: the log is empty\n")
+
+
+def test_a_check_with_many_failed_tests_stays_under_githubs_limit_and_names_each() -> None:
+    paths = [f"tests/e2e/test_{n:03}.py" for n in range(120)]
+    outcomes = {p: _failed(p, "new", job=n, lines=8) for n, p in enumerate(paths)}
+    outcomes = {p: replace(o, explained=replace(o.explained, excerpt=tuple("x" * 299 for _ in range(8))))
+                for p, o in outcomes.items() if o.explained is not None}
+    check = payloads.run_check(H, "d1", MOE.suite, paths, 40.0, "completed", conclusion="failure",
+                               outcomes=outcomes)
+    summary = check["output"]["summary"]
+    assert len(summary) <= payloads.CHECK_SUMMARY_LIMIT
+    assert "**Failed tests, explained** (120)" in summary
+    assert all(f"- `{p}`: **new**" in summary for p in paths)
+    few = payloads.run_check(H, "d1", MOE.suite, paths[:2], 40.0, "completed", conclusion="failure",
+                             outcomes={p: outcomes[p] for p in paths[:2]})["output"]["summary"]
+    assert few.count("x" * 299) == 16  # each line of both excerpts

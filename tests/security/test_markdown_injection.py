@@ -12,14 +12,16 @@ from __future__ import annotations
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from bot.analysis import engine  # noqa: F401  (it catalogues the rules the reports below name)
 from bot.analysis.findings import Severity, finding
 from bot.analysis.report import Report, Selected, Table, TestEntry
-from bot.formats.escape import cell, code, inline, prose
-from bot.github.publish import SummaryState, check_output, inline_comments, summary_body
+from bot.formats import markdown
+from bot.formats.escape import cell, code, code_block, inline, prose
+from bot.github.publish import SummaryState, check_output, inline_comments, summary_body, with_runs
 from bot.rocm import payloads
 from bot.rocm.commands import parse
 from bot.rocm.payloads import Result, describe
-from bot.store.dispatch import Dispatch, JobOutcome, SelectedTest, Selection
+from bot.store.dispatch import Dispatch, Explanation, JobOutcome, SelectedTest, Selection
 from config.repo import defaults
 from tests.security.markup import problems, render, structure
 
@@ -178,3 +180,28 @@ def test_code_spans_side_by_side_stay_apart() -> None:
     assert shown.tags["code"] == 2 and problems(prose("`a``<b>`")) == []
     assert render(code("<img src=x>`y") + "\u200b" + code("z")).tags["code"] == 2
     assert problems(code("<img src=x>`y") + code("z")) != []  # what a separator prevents
+
+
+@PLAIN_SETTINGS
+@given(lines=st.lists(hostile, max_size=4), why=hostile, path=hostile, fix=hostile)
+@example(lines=["<!-- rocmbot:/runs -->", "```", "@octocat #12 <img src=x>", "\u202egnp.exe"], why="w",
+         path="p", fix="f")
+def test_a_failed_jobs_log_lines_are_quoted_inert(lines: list[str], why: str, path: str, fix: str) -> None:
+    """A log is the runner's output, which a PR's code writes: its lines, and what they are
+    explained by, show in the check and the summary as text and nothing else."""
+    assert problems("\n".join(code_block(lines))) == []
+    for kind in ("predicted", "infrastructure", "known", "new", None):
+        explained = Explanation(7, kind, tuple(lines), why, "PAR002", why, fix, unavailable=why or None)
+        outcome = JobOutcome(path, 7, "completed", "failure", None, 60.0, explained=explained)
+        check = payloads.run_check("b" * 40, "d1", "stage-c-4-gpu-mi350", [path], 40.0, "completed",
+                                   conclusion="failure", outcomes={path: outcome})
+        assert problems(check["output"]["summary"]) == [], check["output"]["summary"]
+        failure = payloads.failure_of(outcome)
+        assert failure is not None
+        run = markdown.Run("stage-c-4-gpu-mi350", (path,), "failure", None, (failure,))
+        section = markdown.runs_section([run])
+        assert problems(section) == [], section
+        body, _ = summary_body(_report("t.py", "s", "r", "v", "t"), SummaryState(), [])
+        shown = with_runs(body, [run])
+        assert with_runs(shown, [run]) == shown  # the section is found again whole, whatever the log says
+
