@@ -82,14 +82,21 @@ def approve_from_review(event: Event, ctx: HandlerContext) -> None:
             runs.review_reply(int(review.get("id") or 0), refused_reply(refusal.reason))
 
 
+def _tracker(ctx: HandlerContext, repo: str) -> Tracker:
+    """The tracker of a repository's runs; its policy's failure patterns are read only when a
+    failed job's log is (from the default branch, as all policy)."""
+    assert ctx.github is not None
+    return Tracker(ctx.github, ctx.effects(), DispatchStore(ctx.store), repo,
+                   lambda: ctx.policy(repo).config.failures)
+
+
 @router.register("workflow_run")
 def track_workflow_run(event: Event, ctx: HandlerContext) -> None:
     """Move the dispatch's `rocmbot / rocm` check with its run, and the summary's runs section."""
     run = event.payload.get("workflow_run") or {}
     if ctx.github is None or event.repository is None or not isinstance(run, dict):
         return
-    tracker = Tracker(ctx.github, ctx.effects(), DispatchStore(ctx.store), event.repository)
-    record = tracker.run_news(run)
+    record = _tracker(ctx, event.repository).run_news(run)
     if record is not None:
         refresh_summary_runs(ctx, record.repository, record.pr_number, record.head_sha)
 
@@ -97,10 +104,11 @@ def track_workflow_run(event: Event, ctx: HandlerContext) -> None:
 @router.register("workflow_job")
 def track_workflow_job(event: Event, ctx: HandlerContext) -> None:
     """A job of a dispatched run (one test of it) started or ended: show it on the dispatch's
-    check, and in the summary's runs section when it moved the run on."""
+    check; a failed one is explained from its log there and in the summary's runs section,
+    which also shows a job that moved the run on."""
     job = event.payload.get("workflow_job") or {}
     if ctx.github is None or event.repository is None or not isinstance(job, dict):
         return
-    moved = Tracker(ctx.github, ctx.effects(), DispatchStore(ctx.store), event.repository).job_news(job)
+    moved = _tracker(ctx, event.repository).job_news(job)
     if moved is not None:
         refresh_summary_runs(ctx, moved.repository, moved.pr_number, moved.head_sha)

@@ -465,11 +465,13 @@ class Effects:
         found = done.get("id") if isinstance(done, dict) else None
         return found if isinstance(found, int) else None
 
-    def update_check(self, key: str, repo: str, check_id: int, payload: dict[str, Any]) -> Any:
-        """Update a check run once per ``key``."""
+    def update_check(self, key: str, repo: str, check_id: int, payload: dict[str, Any], *,
+                     defer_to_live: float = 0.0) -> Any:
+        """Update a check run once per ``key`` (``defer_to_live``: see :meth:`once`; for an
+        update carrying annotations, which GitHub adds to those the check has)."""
         return self.once(key, "check_run", f"{repo}/check-runs/{check_id}",
                          lambda: {"id": self._github().update_check_run(repo, check_id, payload).id},
-                         content=check_content(payload))
+                         defer_to_live=defer_to_live, content=check_content(payload))
 
     # replies and reactions -------------------------------------------------
 
@@ -509,6 +511,12 @@ class Effects:
     def made_starting(self, prefix: str) -> set[str]:
         """The keys in the ledger that start with ``prefix``."""
         return {effect.key for effect in self.store.effects_starting(prefix)}
+
+    def done_starting(self, prefix: str) -> set[str]:
+        """The keys starting with ``prefix`` whose write is made (in dry-run: recorded); a
+        write left pending is not."""
+        made = ("done", *NEVER_SENT) if self.dry_run else ("done",)
+        return {e.key for e in self.store.effects_starting(prefix) if e.status in made}
 
     def react(self, repo: str, comment_id: int, content: str) -> None:
         def act() -> dict[str, str]:

@@ -84,6 +84,16 @@ def job_news(dispatch_id: str, job_id: object, status: object, conclusion: objec
     return f"rocm-check-update:{dispatch_id}:job:{job_id}:{status}:{conclusion}"
 
 
+def failure_prefix(dispatch_id: str) -> str:
+    return f"rocm-check-failure:{dispatch_id}:"
+
+
+def failure(dispatch_id: str, job_id: int) -> str:
+    """A failed test's job explained on its dispatch's check, with its annotation: once per job
+    (a job runs one test of one head; a re-run's job is another), however often delivered."""
+    return f"{failure_prefix(dispatch_id)}{job_id}"
+
+
 def cancel(dispatch_id: str) -> str:
     return f"cancel:{dispatch_id}"
 

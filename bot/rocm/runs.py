@@ -329,11 +329,24 @@ class RocmRuns:
 
 def summary_runs(ctx: HandlerContext, repo: str, number: int, head: str) -> list[Run]:
     """A head's ROCm runs as the summary shows them."""
-    return [_run(d) for d in DispatchStore(ctx.store).for_pr(repo, number, head)]
+    store = DispatchStore(ctx.store)
+    return _runs(store, store.for_pr(repo, number, head))
 
 
-def _run(d: Dispatch) -> Run:
-    return Run(d.suite, tuple(d.tests), d.conclusion or d.status, d.run_url)
+def _runs(store: DispatchStore, records: Sequence[Dispatch]) -> list[Run]:
+    """The runs of a head, each with its tests that failed, explained: a test once, from the
+    last of its runs that has news of it (a test run again and passing is not shown failed)."""
+    outcomes = {d.dispatch_id: store.outcomes(d.dispatch_id) for d in records}
+    last: dict[str, str] = {}
+    for d in records:  # in the order they were made
+        last.update({path: d.dispatch_id for path in d.tests if path in outcomes[d.dispatch_id]})
+    runs = []
+    for d in records:
+        failed = (payloads.failure_of(outcomes[d.dispatch_id].get(p)) for p in d.tests
+                  if last.get(p) == d.dispatch_id)
+        runs.append(Run(d.suite, tuple(d.tests), d.conclusion or d.status, d.run_url,
+                        tuple(f for f in failed if f is not None)))
+    return runs
 
 
 def refresh_summary_runs(ctx: HandlerContext, repo: str, number: int, head: str) -> None:
@@ -343,8 +356,9 @@ def refresh_summary_runs(ctx: HandlerContext, repo: str, number: int, head: str)
     existing = effects.known_summary(repo, number)
     if existing is None or SummaryState.load(existing[1]).head != head:
         return
-    records = DispatchStore(ctx.store).for_pr(repo, number, head)
-    body = with_runs(existing[1], [_run(d) for d in records])
+    store = DispatchStore(ctx.store)
+    records = store.for_pr(repo, number, head)
+    body = with_runs(existing[1], _runs(store, records))
     if body != existing[1]:
         # An edit is made once per version: a re-run shows its first states again, so the runs'
         # later attempts are part of the version.

@@ -1,19 +1,26 @@
-"""Tracking dispatched runs to completion: each run's and each job's news on its dispatch's check."""
+"""Tracking dispatched runs to completion: each run's and each job's news on its dispatch's check,
+a failed job explained from its log."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from bot.analysis import triage
 from bot.github import keys
 from bot.github.effects import Effects
-from bot.github.port import WorkflowJob, Workflows
-from bot.rocm import decide, payloads
+from bot.github.port import LogUnreadableError, WorkflowJob, Workflows
+from bot.rocm import decide, explain, payloads
 from bot.rocm.dispatch import ensure_check, settle_run
-from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome, RunNews
+from bot.store.dispatch import Dispatch, DispatchStore, HeadFindings, JobOutcome, RunNews
+from config.repo import FailureRule
+
+log = logging.getLogger(__name__)
 
 IN_FLIGHT_SECONDS = 60.0  # a write begun this recently by another attempt may still be under way
 # How often one delivery writes the check again when the run moved on while it wrote: each time
@@ -96,14 +103,23 @@ def digest(payload: dict[str, Any]) -> str:
                         usedforsecurity=False).hexdigest()[:12]
 
 
-class Tracker:
-    """The news of one repository's dispatched runs."""
+def failed(job: WorkflowJob) -> bool:
+    """Whether a job's news is its end in failure (what a log is read for)."""
+    return STATUS.get(job.status) == "completed" and job.conclusion == "failure"
 
-    def __init__(self, gh: Workflows, effects: Effects, store: DispatchStore, repo: str) -> None:
+
+class Tracker:
+    """The news of one repository's dispatched runs. ``failures``: the repository's own
+    patterns of failed logs (its policy's `failures:`), asked for only when a log is read."""
+
+    def __init__(self, gh: Workflows, effects: Effects, store: DispatchStore, repo: str,
+                 failures: Callable[[], Sequence[FailureRule]] = tuple) -> None:
         self.gh = gh
         self.effects = effects
         self.store = store
         self.repo = repo
+        self.failures = failures
+        self._heads: dict[tuple[int, str], HeadFindings | None] = {}
 
     def dispatch_of(self, run: dict[str, Any]) -> Dispatch | None:
         """The dispatch a run is: known by its run id, or named in its title."""
@@ -141,6 +157,7 @@ class Tracker:
         if status == record.status == "completed" and record.run_id is not None:
             self._fill_from_jobs(record)
         self._refresh_check(dispatch_id)
+        self._show_failures(record)
         return record
 
     def job_news(self, job: dict[str, Any]) -> Dispatch | None:
@@ -155,11 +172,75 @@ class Tracker:
         started = RunNews(attempt_of(job), status)
         moved = status != "completed" and self.store.advance(record.dispatch_id, started)
         known = job_of(job)
-        if not (known is not None and record_job(self.store, record, known)) and not moved:
+        recorded = known is not None and record_job(self.store, record, known)
+        explained = known is not None and self.explain_job(record, known)
+        shown = self._show_failures(record)  # this job's failure, explained: with its annotation
+        if not (recorded or moved or shown):
             return None
-        news = keys.job_news(record.dispatch_id, job.get("id"), job.get("status"), job.get("conclusion"))
-        self._refresh_check(record.dispatch_id, news)
-        return record if moved else None
+        if not shown:
+            news = keys.job_news(record.dispatch_id, job.get("id"), job.get("status"), job.get("conclusion"))
+            self._refresh_check(record.dispatch_id, news)
+        return record if moved or explained or shown else None
+
+    def explain_job(self, record: Dispatch, job: WorkflowJob) -> bool:
+        """A test's job that failed: read the end of its log and keep why it failed, once per
+        job and only while it is the test's latest. What rocmbot knew of the test at the head
+        (its launch's findings, the image's pins) decides `predicted`; the failures of the test
+        explained earlier at the head, in any dispatch or attempt, decide `known`. A log that
+        is gone or cannot be read is kept as such: it never fails the delivery. True when an
+        explanation was kept."""
+        path = job_target(job.name, record.tests) if failed(job) else None
+        latest = self.store.outcomes(record.dispatch_id).get(path) if path is not None else None
+        if path is None or latest is None or latest.job_id != job.id or latest.explained is not None:
+            return False
+        head = self._head(record)
+        seen = self.store.failures_seen(record.repository, record.head_sha, path, besides=job.id)
+        data: bytes | None = None
+        unreadable: str | None = None
+        try:
+            data = self.gh.job_log(record.repository, job.id, limit=triage.MAX_LOG_BYTES)
+        except LogUnreadableError as exc:
+            unreadable = str(exc)
+        found = explain.explain(job.id, data, head.of(path) if head is not None else [], self.failures(),
+                                seen, unreadable=unreadable)
+        kept = self.store.explain(record.dispatch_id, path, found)
+        log.info("failed ROCm job explained", extra={
+            "repository": record.repository, "dispatch_id": record.dispatch_id, "job_id": job.id,
+            "class": found.kind or "log not available", "rule": found.rule, "pattern": found.pattern,
+            "unavailable": found.unavailable, "kept": kept})
+        return kept
+
+    def _head(self, record: Dispatch) -> HeadFindings | None:
+        """What the analysis of the dispatch's head found, as its selection keeps it."""
+        at = (record.pr_number, record.head_sha)
+        if at not in self._heads:
+            selection = self.store.selection(record.repository, record.pr_number, record.head_sha)
+            self._heads[at] = selection.findings if selection is not None else None
+        return self._heads[at]
+
+    def _show_failures(self, record: Dispatch) -> bool:
+        """Show on the dispatch's check each failed test explained and not shown yet, with its
+        annotation on the test's ROCm marker (GitHub adds annotations to the check's: each is
+        sent once, under its job's key). True when one was shown."""
+        now = self.store.get(record.dispatch_id)
+        if now is None or now.check_run_id is None:
+            return False
+        outcomes = self.store.outcomes(record.dispatch_id)
+        due = [(o, f) for o, f in ((o, payloads.failure_of(o)) for o in outcomes.values()) if f is not None]
+        if not due:
+            return False
+        shown = self.effects.done_starting(keys.failure_prefix(record.dispatch_id))
+        head = self._head(record)
+        wrote = False
+        for outcome, failure in sorted(due, key=lambda pair: pair[0].path):
+            key = keys.failure(record.dispatch_id, outcome.job_id)
+            if key in shown:
+                continue
+            line = head.markers.get(outcome.path) if head is not None else None
+            annotation = payloads.failure_annotation(failure, line)
+            self._refresh_check(record.dispatch_id, key, annotations=[annotation])
+            wrote = True
+        return wrote
 
     def _fill_from_jobs(self, record: Dispatch) -> None:
         """At the end of a run, read its jobs for the tests whose `workflow_job` news of this
@@ -173,22 +254,31 @@ class Tracker:
             return
         for job in self.gh.run_jobs(record.repository, record.run_id):
             record_job(self.store, record, job)
+            self.explain_job(record, job)
 
-    def _refresh_check(self, dispatch_id: str, news: str | None = None) -> None:
+    def _refresh_check(self, dispatch_id: str, news: str | None = None,
+                       annotations: list[dict[str, Any]] | None = None) -> None:
         """Bring the dispatch's check up to date with what is stored of its run and its tests.
         ``news`` (the ledger key) names a job's news; by default the key is the run's stored
         state, so news that moved nothing (late, or redelivered) writes nothing.
 
         Another delivery of the same run may move it on while this one writes, and its write may
         land first: after writing, the stored state is read again and written once more when it
-        shows something else, so the last write shows the last state."""
+        shows something else, so the last write shows the last state. ``annotations`` go with
+        the first write only (GitHub adds them to the check's), which another attempt that
+        began it moments ago is left to make."""
         record = self.store.get(dispatch_id)
         assert record is not None
         if record.check_run_id is None:
             return
         key = news or keys.run_news(dispatch_id, record.status, record.conclusion, record.run_attempt)
         payload = shown(record, self.store.outcomes(dispatch_id))
-        self.effects.update_check(key, record.repository, record.check_run_id, payload)
+        if annotations:
+            first = {**payload, "output": {**payload["output"], "annotations": annotations}}
+            self.effects.update_check(key, record.repository, record.check_run_id, first,
+                                      defer_to_live=IN_FLIGHT_SECONDS)
+        else:
+            self.effects.update_check(key, record.repository, record.check_run_id, payload)
         for _ in range(SHOWN_AGAIN):
             now = self.store.get(dispatch_id)
             assert now is not None and now.check_run_id is not None

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bot.analysis.findings import Finding, Severity
 from bot.analysis.report import Report, TestEntry
 from bot.rocm.explain import explain, findings_of, head_findings
-from bot.store.dispatch import KnownFinding
+from bot.rocm.runs import _runs
+from bot.store.dispatch import DispatchStore, Explanation, JobOutcome, KnownFinding
+from bot.store.store import Store
 from config.repo import FailureRule
 
 MOE = "tests/e2e/megatron/test_qwen35_moe.py"
@@ -89,3 +93,21 @@ def test_a_log_that_cannot_be_read_says_why_in_one_line(log: bytes | None, unrea
                                                         why: str) -> None:
     found = explain(7, log, _known(), [], ["earlier"], unreadable=unreadable)
     assert (found.kind, found.unavailable, found.excerpt, found.seen) == (None, why, (), ("earlier",))
+
+
+def test_the_summary_shows_each_tests_failure_once_from_its_last_run(tmp_path: Path) -> None:
+    db = Store(f"sqlite:///{tmp_path / 'rocmbot.db'}")
+    db.upgrade()
+    store = DispatchStore(db)
+    other = "tests/e2e/test_other.py"
+    for dispatch_id, tests in (("d1", [MOE, other]), ("d2", [MOE])):  # MOE run again on its own
+        store.add(dispatch_id, "o/r", 1, "h" * 40, "stage-c-4-gpu-mi350", tests, 40.0, "dev")
+    for dispatch_id, path, job in (("d1", MOE, 5), ("d1", other, 6), ("d2", MOE, 9)):
+        store.record_outcome(dispatch_id, JobOutcome(path, job, "completed", "failure", None, 60.0))
+        store.explain(dispatch_id, path, Explanation(job, "new", ("ValueError: x",), "why"))
+    first, again = _runs(store, store.for_pr("o/r", 1, "h" * 40))
+    assert [f.path for f in first.failures] == [other] and [f.path for f in again.failures] == [MOE]
+    store.record_outcome("d2", JobOutcome(MOE, 9, "completed", "success", None, 60.0, 1, 10**10))
+    first, again = _runs(store, store.for_pr("o/r", 1, "h" * 40))
+    assert [f.path for f in first.failures] == [other] and again.failures == ()  # it passed when run again
+    db.close()

@@ -31,6 +31,9 @@ def test_the_rocm_keys_keep_their_spelling() -> None:
     assert keys.run_news("d", "completed", "success") == "rocm-check-update:d:completed:success"
     assert keys.run_news("d", "queued", None) == "rocm-check-update:d:queued:None"
     assert keys.job_news("d", 5, "in_progress", None) == "rocm-check-update:d:job:5:in_progress:None"
+    assert keys.failure("d", 5) == "rocm-check-failure:d:5" and keys.failure("d", 5).startswith(
+        keys.failure_prefix("d"))
+    assert not keys.failure("d", 5).startswith(keys.ROCM_CHECK)  # not a check the sweep makes
     assert keys.cancel("d") == "cancel:d"
     assert keys.pending_check(R, 7, H, "x") == f"pending-check:{R}#7:{H}:x"
     assert keys.refusal_check(R, 7, H, "CFG002") == f"refusal-check:{R}#7:{H}:CFG002"

@@ -539,3 +539,15 @@ def test_a_failed_jobs_explanation_is_kept_once_and_shown_for_its_job_only(store
     assert runs.outcomes("d1")[path].explained == second
     gone = Explanation(9, None, unavailable="GitHub no longer has it")
     assert Explanation.from_json(gone.as_json()) == gone and Explanation.from_json(None) is None
+
+
+def test_the_writes_made_under_a_prefix_leave_out_those_pending(store: Store) -> None:
+    live = _live(store, "d", 0.0)
+    live.once("rocm-check-failure:d1:5", "check_run", "t", lambda: {"id": 1})
+    store.begin_effect("rocm-check-failure:d1:6", "check_run", "t", "other")  # an attempt mid-write
+    assert live.done_starting("rocm-check-failure:d1:") == {"rocm-check-failure:d1:5"}
+    assert len(live.made_starting("rocm-check-failure:d1:")) == 2
+    dry = Effects(store, None, dry_run=True, delivery_id="e")
+    dry.once("rocm-check-failure:d2:7", "check_run", "t", lambda: {"id": 1})
+    assert dry.done_starting("rocm-check-failure:d2:") == {"rocm-check-failure:d2:7"}  # recorded: shown
+    assert live.done_starting("rocm-check-failure:d2:") == set()  # live, it is still to be made
