@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.analysis import triage
+from bot.core.deadline import RetryLaterError
 from bot.github import keys
 from bot.github.effects import Effects
 from bot.github.port import LogUnreadableError, WorkflowJob, Workflows
@@ -201,8 +202,9 @@ class Tracker:
             data = self.gh.job_log(record.repository, job.id, limit=triage.MAX_LOG_BYTES)
         except LogUnreadableError as exc:
             unreadable = str(exc)
-        found = explain.explain(job.id, data, head.of(path) if head is not None else [], self.failures(),
-                                seen, unreadable=unreadable)
+        patterns = self.failures() if data is not None else ()  # the policy is read for a log only
+        found = explain.explain(job.id, data, head.of(path) if head is not None else [], patterns, seen,
+                                unreadable=unreadable)
         kept = self.store.explain(record.dispatch_id, path, found)
         log.info("failed ROCm job explained", extra={
             "repository": record.repository, "dispatch_id": record.dispatch_id, "job_id": job.id,
@@ -275,8 +277,11 @@ class Tracker:
         payload = shown(record, self.store.outcomes(dispatch_id))
         if annotations:
             first = {**payload, "output": {**payload["output"], "annotations": annotations}}
-            self.effects.update_check(key, record.repository, record.check_run_id, first,
-                                      defer_to_live=IN_FLIGHT_SECONDS)
+            if self.effects.update_check(key, record.repository, record.check_run_id, first,
+                                         defer_to_live=IN_FLIGHT_SECONDS) is None:
+                # left to the attempt that began it; should that one have died, this delivery
+                # comes back when the write can no longer be in flight, and makes it
+                raise RetryLaterError(IN_FLIGHT_SECONDS, "another attempt is writing a failed test's note")
         else:
             self.effects.update_check(key, record.repository, record.check_run_id, payload)
         for _ in range(SHOWN_AGAIN):
