@@ -160,6 +160,17 @@ class DispatchConfig(_Model):
 
 
 @dataclass(frozen=True, slots=True)
+class ReenableConfig(_Model):
+    """The re-enable sweep: how often the service tries the parked ROCm tests whose launch is
+    valid on the default branch (off, daily, weekly), the GPU-minutes one sweep may spend, and
+    whether it keeps the "Parked ROCm tests" issue."""
+
+    sweep: Literal["off", "daily", "weekly"] = "off"
+    budget_gpu_minutes: float = 600.0
+    issue: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class RepoConfig(_Model):
     """The effective policy for one repository; built as is, the defaults."""
 
@@ -183,6 +194,7 @@ class RepoConfig(_Model):
     matrix_tests: MatrixTestsConfig = field(default_factory=MatrixTestsConfig)
     failures: list[FailureRule] = field(default_factory=list)
     dispatch: DispatchConfig = field(default_factory=DispatchConfig)
+    reenable: ReenableConfig = field(default_factory=ReenableConfig)
     max_file_bytes: int = 1024 * 1024
 
     @classmethod
@@ -229,6 +241,7 @@ def _from_model(model: schema.RepoConfig) -> RepoConfig:
         "matrix_tests": MatrixTestsConfig(**data["matrix_tests"]),
         "failures": [FailureRule(**rule) for rule in data["failures"]],
         "dispatch": DispatchConfig(**data["dispatch"]),
+        "reenable": ReenableConfig(**data["reenable"]),
     })
 
 

@@ -157,6 +157,20 @@ class DispatchConfig(Model):
         return value
 
 
+class ReenableConfig(Model):
+    """The re-enable sweep of parked ROCm tests."""
+
+    sweep: Literal["off", "daily", "weekly"] = "off"
+    budget_gpu_minutes: float = Field(default=600, ge=0)
+    issue: bool = True
+
+    @field_validator("sweep", mode="before")
+    @classmethod
+    def _off(cls, value: object) -> object:
+        # YAML 1.1 reads a bare `off` as false
+        return "off" if value is False else value
+
+
 class RepoConfig(Model):
     """The effective policy for one repository."""
 
@@ -177,6 +191,7 @@ class RepoConfig(Model):
     matrix_tests: MatrixTestsConfig = Field(default_factory=MatrixTestsConfig)
     failures: list[FailureRule] = Field(default_factory=list)
     dispatch: DispatchConfig = Field(default_factory=DispatchConfig)
+    reenable: ReenableConfig = Field(default_factory=ReenableConfig)
     max_file_bytes: int = Field(ge=1024, le=64 * 1024 * 1024)
 
     _globs = field_validator("tests", "exclude", "harness", "environment")(_globs)

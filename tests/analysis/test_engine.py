@@ -316,7 +316,8 @@ def test_the_validators_mirror_the_policy_dataclasses_field_for_field() -> None:
 
     from config import repo, schema
 
-    for name in ("Suite", "PinGroupConfig", "PinsConfig", "LaunchConfig", "DispatchConfig", "RepoConfig"):
+    for name in ("Suite", "PinGroupConfig", "PinsConfig", "LaunchConfig", "DispatchConfig",
+                 "ReenableConfig", "RepoConfig"):
         fields = [f.name for f in dataclasses.fields(getattr(repo, name))]
         assert fields == list(getattr(schema, name).model_fields), name
 
