@@ -416,6 +416,8 @@ class Shapes:
             "closed_at": iso(issue.closed_at),
             "author_association": self.association(issue.repo, issue.user),
             "reactions": self.reactions_rollup(f"{api}/reactions", []),
+            # Only the App's own bot acts through this App, as for comments.
+            "performed_via_github_app": self.app() if issue.user is self.state.bot else None,
         }
         if issue.pull:
             pulls = f"{self.repo_url(issue.repo)}/pulls/{issue.number}"

@@ -757,6 +757,13 @@ class SimulatorState:
     def issue(self, repo: Repository, number: int) -> Issue | None:
         return self.issues.get((repo.full_name.lower(), number))
 
+    def issues_of(self, repo: Repository) -> list[Issue]:
+        """A repository's issues and PRs, by number."""
+        with self.lock:
+            name = repo.full_name.lower()
+            found = [issue for (owner, _), issue in self.issues.items() if owner == name]
+            return sorted(found, key=lambda i: i.number)
+
     def push(
         self,
         pull: PullRequest,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import github
@@ -254,3 +255,30 @@ def test_labels_named_as_objects_are_added_and_suggestions_are_not(
         requester.requestJsonAndCheck("POST", "/repos/rocm-org/miles/issues/999/labels",
                                       input={"labels": ["x"]})
     assert nowhere.value.status == 404
+
+
+def test_issues_are_created_listed_newest_updated_first_and_edited(
+    sim: Simulator, world: World, gh: github.Github
+) -> None:
+    repo = gh.get_repo("rocm-org/miles")
+    human = sim.state.open_issue(world.repo, "A bug", body="it breaks", author="maintainer")
+    made = repo.create_issue("Parked ROCm tests", body="<!-- marker -->\nfirst")
+    assert made.user.login == "rocmbot[bot]" and made.number not in (human.number, world.pull.number)
+    raw = made.raw_data
+    assert raw["performed_via_github_app"]["id"] == sim.state.app.id
+    assert sim.state.issue(world.repo, human.number) is not None
+    human.updated_at = made.updated_at + timedelta(seconds=1)  # the person's issue was touched last
+    listed = list(repo.get_issues(state="all", sort="updated", direction="desc"))
+    assert [i.number for i in listed if i.pull_request is None] == [human.number, made.number]
+    assert any(i.number == world.pull.number for i in listed)  # GitHub lists PRs among issues
+    made.edit(body="<!-- marker -->\nsecond")
+    assert sim.state.issue(world.repo, made.number).body.endswith("second")  # type: ignore[union-attr]
+    made.edit(state="closed")
+    assert [i.number for i in repo.get_issues(state="open")] == [human.number, world.pull.number]
+    with pytest.raises(github.GithubException) as raised:
+        repo.create_issue("too long", body="x" * 65537)
+    _too_long(raised, "Issue")
+    with pytest.raises(github.GithubException) as missing:
+        repo.get_issue(9999).edit(body="x")
+    assert missing.value.status == 404
+    assert [f.operation for f in sim.state.validation_failures] == ["issues/create"]  # the long body

@@ -47,6 +47,48 @@ def get_issue(ctx: Ctx) -> Response:
     return json_response(ctx.shapes.issue(issue))
 
 
+@handles("issues/list-for-repo")
+def list_issues(ctx: Ctx) -> Response:
+    """A repository's issues and PRs (PRs carry `pull_request`), ``state`` open by default,
+    newest first by ``sort`` (created or updated; comments as created)."""
+    repo = ctx.repo()
+    state = ctx.params.get("state", "open")
+    found = [i for i in ctx.state.issues_of(repo) if state in ("all", i.state)]
+    updated = ctx.params.get("sort") == "updated"
+    found.sort(key=lambda i: (i.updated_at if updated else i.created_at, i.id),
+               reverse=ctx.params.get("direction", "desc") != "asc")
+    return paginate(ctx, [ctx.shapes.issue(i) for i in found])
+
+
+@handles("issues/create")
+def create_issue(ctx: Ctx) -> Response:
+    repo = ctx.repo()
+    _too_long("Issue", ctx.body.get("body"))
+    issue = ctx.state.open_issue(repo, str(ctx.body["title"]), body=ctx.body.get("body"),
+                                 author=author(ctx).login)
+    shape = ctx.shapes.issue(issue)
+    return json_response(shape, 201, {"Location": shape["url"]})
+
+
+@handles("issues/update")
+def update_issue(ctx: Ctx) -> Response:
+    """Change an issue's title, body or state (the fields the bot writes)."""
+    issue = ctx.state.issue(ctx.repo(), ctx.int_param("issue_number"))
+    if issue is None:
+        raise not_found()
+    _too_long("Issue", ctx.body.get("body"))
+    with ctx.state.lock:
+        if "title" in ctx.body and ctx.body["title"] is not None:
+            issue.title = str(ctx.body["title"])
+        if "body" in ctx.body:
+            issue.body = ctx.body["body"]
+        if ctx.body.get("state") in ("open", "closed") and ctx.body["state"] != issue.state:
+            issue.state = ctx.body["state"]
+            issue.closed_at = utcnow() if issue.state == "closed" else None
+        issue.updated_at = utcnow()
+    return json_response(ctx.shapes.issue(issue))
+
+
 @handles("issues/list-comments")
 def list_comments(ctx: Ctx) -> Response:
     repo = ctx.repo()
