@@ -14,7 +14,7 @@ from pydantic import SecretStr
 from bot.core.deadline import DeadlineError, RetryLaterError, deadline_in
 from bot.core.gone import OutOfReach
 from bot.github.adapter import GitHubApp, PyGithubPort, _graphql_pr, _split, rate_limit_wait, unreachable
-from bot.github.port import BlobRequest, LogUnreadableError, label_names
+from bot.github.port import BlobRequest, Gone, LogUnreadableError, label_names
 from config.settings import Settings
 from ghsim import Simulator, serve_simulator
 from ghsim.state import PullRequest, Repository
@@ -384,3 +384,17 @@ def test_github_failing_to_give_the_link_is_unreadable_and_a_rate_limit_waits(
     with deadline_in(port.margin + 10), pytest.raises(RetryLaterError) as raised:  # as any read
         port.job_log("octo/miles", job_id, limit=1000)
     assert raised.value.seconds == 30
+def test_the_default_branch_head_and_issues_through_the_port(sim: Simulator, seeded: Seeded) -> None:
+    port, repo, pull = seeded
+    assert port.default_branch_head("octo/miles") == (repo.default_branch, repo.branches[repo.default_branch])
+    other = sim.state.open_issue(repo, "A bug", body="<!-- rocmbot:parked-tests --> quoted", author="dev")
+    made = port.create_issue("octo/miles", "Parked ROCm tests", "<!-- rocmbot:parked-tests -->\nfirst")
+    assert (made.title, made.state, made.author_is_bot, made.app_id) == (
+        "Parked ROCm tests", "open", True, sim.state.app.id)
+    found = {i.number: i for i in port.issues("octo/miles")}
+    assert set(found) == {other.number, made.number}  # the PR left out
+    assert (found[other.number].author_is_bot, found[other.number].app_id) == (False, None)
+    assert port.edit_issue("octo/miles", made.number, "second").body == "second"
+    with pytest.raises(Gone):
+        port.edit_issue("octo/miles", 9999, "x")
+    assert pull.number not in found and not sim.state.validation_failures

@@ -30,6 +30,7 @@ from bot.github.port import (
     Comment,
     Gone,
     InlineComment,
+    Issue,
     LogUnreadableError,
     PullRequest,
     WorkflowJob,
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 
 API_VERSION = "2022-11-28"
 BLOBS_PER_QUERY_MAX = 120  # fifty files at base and head, and what comes with them
+ISSUE_PAGES = 5  # of issues looked through for the tracking issue, the most recently updated first
 
 
 def rate_limit_wait(status: int, headers: Mapping[str, Any], message: str,
@@ -281,6 +283,19 @@ def _graphql_pr(repo: str, data: dict[str, Any]) -> PullRequest:
     )
 
 
+def _issue(data: dict[str, Any]) -> Issue:
+    user = data.get("user") or {}
+    return Issue(
+        number=int(data["number"]),
+        title=str(data.get("title") or ""),
+        body=str(data.get("body") or ""),
+        state=str(data.get("state") or "open"),
+        author_is_bot=user.get("type") == "Bot",
+        app_id=(data.get("performed_via_github_app") or {}).get("id"),
+        html_url=str(data.get("html_url") or ""),
+    )
+
+
 def _check(data: dict[str, Any]) -> CheckRun:
     return CheckRun(
         id=data["id"],
@@ -506,6 +521,16 @@ class PyGithubPort:
     def workflow_file(self, repo: str, path: str) -> bytes | None:
         return self.default_branch_file(repo, path)
 
+    def default_branch_head(self, repo: str) -> tuple[str, str] | None:
+        owner, name = repo.split("/", 1)
+        query = ("query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) "
+                 "{ defaultBranchRef { name target { oid } } } }")
+        data = self._request("POST /graphql", self._req.graphql_query, query, {"owner": owner, "name": name})
+        ref = (((data.get("data") or {}).get("repository")) or {}).get("defaultBranchRef")
+        if not isinstance(ref, dict) or not isinstance((ref.get("target") or {}).get("oid"), str):
+            return None
+        return str(ref["name"]), str(ref["target"]["oid"])
+
     # comments, reviews, checks -------------------------------------------
 
     def comments(self, repo: str, number: int) -> list[Comment]:
@@ -535,6 +560,27 @@ class PyGithubPort:
 
     def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
         self._call("POST", f"/repos/{repo}/issues/comments/{comment_id}/reactions", {"content": content})
+
+    def issues(self, repo: str) -> list[Issue]:
+        found: list[Issue] = []
+        for page in range(1, ISSUE_PAGES + 1):
+            data = self._call("GET", f"/repos/{repo}/issues", params={
+                "state": "all", "sort": "updated", "direction": "desc", "per_page": 100, "page": page})
+            found.extend(_issue(i) for i in data if isinstance(i, dict) and "pull_request" not in i)
+            if len(data) < 100:
+                break
+        return found
+
+    def create_issue(self, repo: str, title: str, body: str) -> Issue:
+        return _issue(self._call("POST", f"/repos/{repo}/issues", {"title": title, "body": body}))
+
+    def edit_issue(self, repo: str, number: int, body: str) -> Issue:
+        try:
+            return _issue(self._call("PATCH", f"/repos/{repo}/issues/{number}", {"body": body}))
+        except GithubException as exc:
+            if exc.status in (404, 410):
+                raise Gone(f"issue {number} of {repo}") from exc
+            raise
 
     def review_keys(self, repo: str, number: int) -> list[tuple[str, str]]:
         return [

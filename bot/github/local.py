@@ -16,7 +16,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.analysis.tree import GitRepository, GitTree
@@ -28,6 +28,7 @@ from bot.github.port import (
     Comment,
     Gone,
     InlineComment,
+    Issue,
     PullRequest,
     WorkflowJob,
     WorkflowRun,
@@ -62,6 +63,7 @@ class LocalPort:
     permissions: dict[str, str] = field(default_factory=dict)
     writes: list[Write] = field(default_factory=list)
     _comments: dict[int, Comment] = field(default_factory=dict)
+    _issues: dict[int, Issue] = field(default_factory=dict)
     _git: GitRepository | None = None
     _revs: dict[str, str] = field(default_factory=dict)  # a revision as named: its commit
     _trees: dict[str, GitTree] = field(default_factory=dict)  # by commit, the last used last
@@ -183,6 +185,9 @@ class LocalPort:
     def workflow_file(self, repo: str, path: str) -> bytes | None:
         return self.default_branch_file(repo, path)
 
+    def default_branch_head(self, repo: str) -> tuple[str, str] | None:
+        return self.default_ref, self._resolve(self.default_ref)
+
     def comments(self, repo: str, number: int) -> list[Comment]:
         return list(self._comments.values())
 
@@ -203,6 +208,21 @@ class LocalPort:
 
     def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
         self._record("reaction", f"{repo}/comments/{comment_id}", {"content": content})
+
+    def issues(self, repo: str) -> list[Issue]:
+        return list(reversed(self._issues.values()))
+
+    def create_issue(self, repo: str, title: str, body: str) -> Issue:
+        number = self._record("issue", repo, {"title": title, "body": body})
+        issue = self._issues[number] = Issue(number, title, body, "open", True)
+        return issue
+
+    def edit_issue(self, repo: str, number: int, body: str) -> Issue:
+        if number not in self._issues:
+            raise Gone(f"issue {number} of {repo}")
+        self._record("issue_edit", f"{repo}/issues/{number}", {"body": body})
+        issue = self._issues[number] = replace(self._issues[number], body=body)
+        return issue
 
     def review_keys(self, repo: str, number: int) -> list[tuple[str, str]]:
         return [(w.payload["commit_id"], w.payload["body"]) for w in self.writes if w.kind == "review"]

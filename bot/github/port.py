@@ -65,6 +65,19 @@ class Comment:
 
 
 @dataclass(frozen=True)
+class Issue:
+    """An issue (not a PR): the one the re-enable sweep keeps is found by a marker in its body."""
+
+    number: int
+    title: str
+    body: str
+    state: str  # open | closed
+    author_is_bot: bool = False
+    app_id: int | None = None  # the GitHub App it was made through (`performed_via_github_app`)
+    html_url: str = ""
+
+
+@dataclass(frozen=True)
 class InlineComment:
     path: str
     line: int
@@ -200,7 +213,22 @@ class Conversation(Protocol):
     def add_reaction(self, repo: str, comment_id: int, content: str) -> None: ...
 
 
-class GitHubPort(Permissions, Workflows, Checks, Conversation, Protocol):
+class Issues(Protocol):
+    """Issues of a repository: what the re-enable sweep's tracking issue needs."""
+
+    def issues(self, repo: str) -> list[Issue]:
+        """The repository's issues, open and closed, the most recently updated first (its first
+        pages; PRs left out)."""
+        ...
+
+    def create_issue(self, repo: str, title: str, body: str) -> Issue: ...
+
+    def edit_issue(self, repo: str, number: int, body: str) -> Issue:
+        """Replace an issue's body; :class:`Gone` when it was deleted."""
+        ...
+
+
+class GitHubPort(Permissions, Workflows, Checks, Conversation, Issues, Protocol):
     """What handlers may ask of GitHub. Implementations: PyGithub over HTTP, and a local
     git repository with a recording sink (demo, replay, tests). A consumer that needs only a
     few of its methods takes one of the narrower protocols above."""
@@ -225,6 +253,11 @@ class GitHubPort(Permissions, Workflows, Checks, Conversation, Protocol):
 
     def default_branch_file(self, repo: str, path: str) -> bytes | None:
         """A file on the default branch (the policy lives there), None when absent."""
+        ...
+
+    def default_branch_head(self, repo: str) -> tuple[str, str] | None:
+        """The default branch's name and the commit at its head; None for a repository
+        without commits."""
         ...
 
     def review_keys(self, repo: str, number: int) -> list[tuple[str, str]]:
