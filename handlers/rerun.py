@@ -62,4 +62,8 @@ def _dispatch_again(event: Event, ctx: HandlerContext, repo: str, dispatch_id: s
     if record is None or record.repository != repo:
         log.info("re-run of a ROCm check that is no dispatch", extra={"delivery_id": event.delivery_id})
         return
+    if record.pr_number is None:  # the re-enable sweep's run: the next sweep runs its tests again
+        log.info("re-run of a re-enable sweep's ROCm check: not dispatched",
+                 extra={"delivery_id": event.delivery_id, "dispatch_id": dispatch_id})
+        return
     RocmRuns(ctx, repo, record.pr_number).rerun(record, event.sender or "")

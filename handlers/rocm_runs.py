@@ -97,7 +97,7 @@ def track_workflow_run(event: Event, ctx: HandlerContext) -> None:
     if ctx.github is None or event.repository is None or not isinstance(run, dict):
         return
     record = _tracker(ctx, event.repository).run_news(run)
-    if record is not None:
+    if record is not None and record.pr_number is not None:  # a run of no PR has no summary
         refresh_summary_runs(ctx, record.repository, record.pr_number, record.head_sha)
 
 
@@ -110,5 +110,5 @@ def track_workflow_job(event: Event, ctx: HandlerContext) -> None:
     if ctx.github is None or event.repository is None or not isinstance(job, dict):
         return
     moved = _tracker(ctx, event.repository).job_news(job)
-    if moved is not None:
+    if moved is not None and moved.pr_number is not None:
         refresh_summary_runs(ctx, moved.repository, moved.pr_number, moved.head_sha)

@@ -70,6 +70,7 @@ def _context(store: Store, contexts: Contexts, record: Dispatch) -> HandlerConte
 
 
 def _complete(ctx: HandlerContext, record: Dispatch, swept: Swept) -> None:
+    assert record.pr_number is not None
     what, checked = RocmRuns(ctx, record.repository, record.pr_number).complete(record)
     if what is not None:
         {"found": swept.found, "dispatched": swept.dispatched, "withdrawn": swept.withdrawn,
@@ -84,6 +85,8 @@ def sweep(store: Store, contexts: Contexts, older_than: float, *, now: float | N
     swept = Swept()
     runs = DispatchStore(store)
     for record in runs.left_pending(cutoff):
+        if record.pr_number is None:  # the re-enable sweep's: it completes its own
+            continue
         ctx = _context(store, contexts, record)
         if ctx is None or not runs.take(record.dispatch_id, cutoff):
             continue

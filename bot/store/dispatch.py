@@ -188,7 +188,7 @@ class Selection:
 class Dispatch:
     dispatch_id: str
     repository: str
-    pr_number: int
+    pr_number: int | None  # None: a run of the default branch's head (the re-enable sweep)
     head_sha: str
     suite: str
     tests: list[str]
@@ -481,7 +481,7 @@ class DispatchStore:
         self,
         dispatch_id: str,
         repo: str,
-        pr: int,
+        pr: int | None,
         head: str,
         suite: str,
         tests: list[str],
@@ -490,7 +490,8 @@ class DispatchStore:
         include_disabled: bool = False,
     ) -> bool:
         """Record a dispatch before it is sent: `dispatching`, not yet in flight.
-        ``include_disabled``: its tests are parked, and the workflow is told to run them."""
+        ``include_disabled``: its tests are parked, and the workflow is told to run them;
+        ``pr`` None: it runs a head of the default branch, for no PR."""
         now = time.time()
         stmt = (
             self._insert()(dispatches)
@@ -584,7 +585,8 @@ class DispatchStore:
             ).first()
         return None if row is None else Dispatch.from_row(row)
 
-    def for_pr(self, repo: str, pr: int, head: str | None = None) -> list[Dispatch]:
+    def for_pr(self, repo: str, pr: int | None, head: str | None = None) -> list[Dispatch]:
+        """A PR's dispatches (of one head); ``pr`` None: those of no PR."""
         query = select(dispatches).where(dispatches.c.repository == repo, dispatches.c.pr_number == pr)
         if head is not None:
             query = query.where(dispatches.c.head_sha == head)

@@ -1,4 +1,5 @@
-"""Tables of the durable store: deliveries, per-PR leases and the effects ledger."""
+"""Tables of the durable store: deliveries, per-PR leases, the effects ledger, ROCm runs, and
+the re-enable sweep."""
 
 from __future__ import annotations
 
@@ -111,7 +112,7 @@ dispatches = Table(
     Column("id", _ID, primary_key=True, autoincrement=True),
     Column("dispatch_id", String(40), nullable=False, unique=True),
     Column("repository", String(300), nullable=False),
-    Column("pr_number", Integer, nullable=False),
+    Column("pr_number", Integer),  # NULL: a run of the default branch's head (the re-enable sweep)
     Column("head_sha", String(64), nullable=False),
     Column("suite", String(200), nullable=False),
     Column("tests", Text, nullable=False),  # space-separated paths
@@ -157,4 +158,43 @@ test_outcomes = Table(
     Column("triage", Text),
     Column("triage_job", BigInteger),
     UniqueConstraint("dispatch_id", "path", name="uq_test_outcome"),
+)
+
+# The re-enable sweep (bot/rocm/reenable.py): one row per repository the service has swept or
+# looked at, with its schedule and the lease that lets one worker at a time sweep it.
+reenable_sweeps = Table(
+    "reenable_sweeps",
+    metadata,
+    Column("repository", String(300), primary_key=True),
+    Column("cadence", String(10)),  # off | daily | weekly, as last read; NULL: never read
+    Column("period", String(20)),  # the last period swept (`2026-05-04`, `2026-W19`)
+    Column("swept_at", Float),  # when that sweep ended
+    Column("checked_at", Float),  # when the repository's configuration was last read
+    Column("owner", String(200)),  # the lease: who is at it, until expires_at
+    Column("expires_at", Float, nullable=False, server_default="0"),
+    Column("retry_at", Float, nullable=False, server_default="0"),  # after a failure: not before
+    Column("last_error", Text),
+)
+
+# What each sweep found: every parked ROCm test of the head it audited, whether it ran (its
+# dispatch) or why not, and the patch that brings it back. Its result is its dispatch's.
+reenable_tests = Table(
+    "reenable_tests",
+    metadata,
+    Column("id", _ID, primary_key=True, autoincrement=True),
+    Column("repository", String(300), nullable=False),
+    Column("period", String(20), nullable=False),
+    Column("head_sha", String(64), nullable=False),
+    Column("path", String(500), nullable=False),
+    Column("suite", String(200), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("launch", Text, nullable=False),  # the launch's verdict: `valid`, `PAR002; fix: ...`
+    Column("candidate", Boolean, nullable=False),
+    Column("gpu_minutes", Float, nullable=False),
+    Column("note", Text),  # why it did not run: not a candidate, over the budget, refused
+    Column("dispatch_id", String(40)),
+    Column("patch", Text),  # a diff that takes its `disabled=` out
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("repository", "period", "path", "suite", name="uq_reenable_test"),
+    Index("ix_reenable_tests_dispatch", "dispatch_id"),
 )

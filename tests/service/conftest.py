@@ -22,7 +22,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
             conn.execute(
                 text(
                     "TRUNCATE deliveries, pr_leases, effects, selections, approvals, dispatches,"
-                    " test_outcomes RESTART IDENTITY"
+                    " test_outcomes, reenable_sweeps, reenable_tests RESTART IDENTITY"
                 )
             )
     yield db
