@@ -118,7 +118,7 @@ def refusal_check(repo: str, number: int, head: str, rule: str | None) -> str:
     return f"refusal-check:{repo}#{number}:{head}:{rule}"
 
 
-def dispatch_id(repo: str, number: int, head: str, suite: str, tests: list[str], origin: str) -> str:
+def dispatch_id(repo: str, number: int | None, head: str, suite: str, tests: list[str], origin: str) -> str:
     """A dispatch's id: the same request (same tests of a suite, same origin) has the same one."""
     raw = "\n".join([repo, str(number), head, suite, *sorted(tests), origin])
     return hashlib.sha256(raw.encode()).hexdigest()[:16]

@@ -437,7 +437,7 @@ class Send:
     include_disabled: bool = False  # parked tests among them: the workflow must run them
 
 
-def plan(repo: str, number: int, head: str, tests: Sequence[SelectedTest], origin: str,
+def plan(repo: str, number: int | None, head: str, tests: Sequence[SelectedTest], origin: str,
          earlier: Sequence[Dispatch]) -> list[Send | Dispatch]:
     """Per suite, what to send, or the dispatch of the same tests already running. A dispatch
     of the same tests whose outcome is not known (GitHub answered 5xx, the worker died) is

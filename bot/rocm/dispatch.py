@@ -42,7 +42,8 @@ def ensure_check(effects: Effects, runs: DispatchStore, dispatch_id: str, *, def
 
 
 def _target(record: Dispatch) -> str:
-    return f"{record.repository}#{record.pr_number}@{record.head_sha} {record.suite}"
+    pr = "" if record.pr_number is None else f"#{record.pr_number}"
+    return f"{record.repository}{pr}@{record.head_sha} {record.suite}"
 
 
 def settle_run(effects: Effects, record: Dispatch, run_id: int) -> None:
@@ -77,16 +78,20 @@ class Dispatcher:
         return self.config.dispatch.ref or self.default_branch or self.gh.default_branch(repo)
 
     def run(
-        self, repo: str, pr: int, head: str, tests: Sequence[SelectedTest], requested_by: str, origin: str
+        self, repo: str, pr: int | None, head: str, tests: Sequence[SelectedTest], requested_by: str,
+        origin: str
     ) -> Result:
-        """Dispatch ``tests`` (grouped by suite) for ``head``; ``origin`` makes the id (a
-        command's comment, an approval, or automatic)."""
+        """Dispatch ``tests`` (grouped by suite) for ``head`` of PR ``pr``; ``origin`` makes the
+        id (a command's comment, an approval, automatic, a re-enable sweep). With ``pr`` None the
+        head is a commit of the default branch (the re-enable sweep), which no push replaces:
+        it is run as it is."""
         refused = decide.unsendable(tests)
         if refused is not None:
             raise refused
-        current = self.gh.pull_request(repo, pr)
-        if current.head_sha != head:
-            raise decide.head_moved(current.head_sha)
+        if pr is not None:
+            current = self.gh.pull_request(repo, pr)
+            if current.head_sha != head:
+                raise decide.head_moved(current.head_sha)
         workflow = self.config.dispatch.workflow
         problem = decide.workflow_problem(self.gh.workflow_file(repo, workflow), workflow,
                                           disabled=any(t.parked for t in tests))
@@ -129,7 +134,7 @@ class Dispatcher:
         inputs = {
             "tests": " ".join(record.tests),
             "suite": record.suite,
-            "pr_number": str(record.pr_number),
+            "pr_number": "" if record.pr_number is None else str(record.pr_number),
             "head_sha": record.head_sha,
             "dispatch_id": dispatch_id,
         }
