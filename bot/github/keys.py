@@ -175,3 +175,36 @@ def reaction(repo: str, comment_id: int, content: str) -> str:
 def review_reply(repo: str, review_id: int) -> str:
     """The reply to a maintainer's review whose approval released nothing."""
     return f"review-reply:{repo}:{review_id}"
+
+
+# the re-enable sweep: its dispatches and its tracking issue -----------------------------------
+
+
+def by_sweep(period: str) -> str:
+    """What asks for a re-enable sweep's dispatch: the sweep of one period."""
+    return f"reenable:{period}"
+
+
+def parked_issue(repo: str) -> str:
+    """The "Parked ROCm tests" issue, made."""
+    return f"parked-issue:{repo}"
+
+
+def parked_issue_again(repo: str, gone: int) -> str:
+    """That issue, made again after someone deleted issue ``gone``."""
+    return f"{parked_issue(repo)}:after:{gone}"
+
+
+def parked_issue_edit(repo: str, number: int, version: str) -> str:
+    """That issue's body, brought up to date (``version``: of the body and what it replaced)."""
+    return f"parked-issue-edit:{repo}#{number}:{version}"
+
+
+def parked_issue_prefixes(repo: str) -> tuple[str, str]:
+    return parked_issue(repo), f"parked-issue-edit:{repo}#"
+
+
+def is_parked_issue_key(key: str, repo: str) -> bool:
+    """A key of this repository's issue (`octo/miles` is a prefix of `octo/miles-2`)."""
+    made, edited = parked_issue_prefixes(repo)
+    return key == made or key.startswith((made + ":after:", edited))
