@@ -89,6 +89,10 @@ class Settings(BaseSettings):
         default=300.0, ge=0, description="a worker completes or retries GitHub writes left pending "
         "this long (a dispatch in doubt, a run without its check, a write whose delivery gave up; 0: never)"
     )
+    reenable_seconds: float = Field(
+        default=300.0, ge=0, description="how often each worker looks for repositories whose "
+        "re-enable sweep (`reenable.sweep`) is due (0: never)",
+    )
     dispatch_lookup_seconds: float = Field(
         default=180.0, ge=0, description="how long after a dispatch GitHub did not answer (a timeout, "
         "a lost connection) or answered 5xx its run is looked for, before it is sent again (after a "

@@ -1,4 +1,5 @@
-"""ROCm runs: cancelled with their PR, released by maintainers' approvals, tracked to completion.
+"""ROCm runs: cancelled with their PR, released by maintainers' approvals, tracked to completion
+(a re-enable sweep's runs, which belong to no PR, on the parked tests' issue).
 
 The dispatch after an analysis is the review's last step (handlers/review.py), which hands over
 the selection it just made.
@@ -12,10 +13,11 @@ from bot.core.events import Event
 from bot.github.context import HandlerContext
 from bot.rocm.decide import Refusal
 from bot.rocm.payloads import APPROVE_ACTION, refused_reply
+from bot.rocm.reenable import after_run
 from bot.rocm.runs import RocmRuns, refresh_summary_runs
 from bot.rocm.track import Tracker
 from bot.service.router import Router
-from bot.store.dispatch import DispatchStore
+from bot.store.dispatch import Dispatch, DispatchStore
 
 router = Router()
 log = logging.getLogger(__name__)
@@ -97,7 +99,16 @@ def track_workflow_run(event: Event, ctx: HandlerContext) -> None:
     if ctx.github is None or event.repository is None or not isinstance(run, dict):
         return
     record = _tracker(ctx, event.repository).run_news(run)
-    if record is not None and record.pr_number is not None:  # a run of no PR has no summary
+    if record is not None:
+        _shown(ctx, record)
+
+
+def _shown(ctx: HandlerContext, record: Dispatch) -> None:
+    """A run moved on: its PR's summary shows it, or, for a re-enable sweep's run (no PR), the
+    parked tests' issue shows how it ended."""
+    if record.pr_number is None:
+        after_run(ctx, record)
+    else:
         refresh_summary_runs(ctx, record.repository, record.pr_number, record.head_sha)
 
 
@@ -110,5 +121,5 @@ def track_workflow_job(event: Event, ctx: HandlerContext) -> None:
     if ctx.github is None or event.repository is None or not isinstance(job, dict):
         return
     moved = _tracker(ctx, event.repository).job_news(job)
-    if moved is not None and moved.pr_number is not None:
-        refresh_summary_runs(ctx, moved.repository, moved.pr_number, moved.head_sha)
+    if moved is not None:
+        _shown(ctx, moved)

@@ -502,7 +502,7 @@ def _settings() -> Settings:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from bot.cli.serve import serve
-    from bot.cli.wiring import build_router, dead_letter, go_live, pending_sweep
+    from bot.cli.wiring import build_router, dead_letter, go_live, pending_sweep, reenable_sweep
     from bot.service import logs
     from config.settings import SettingsError
 
@@ -515,7 +515,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     _check_startup(settings)
     logs.configure(settings.log_level, settings.log_format)
     serve(settings, args.host, args.port, build_router(), pending_sweep(), with_worker=not args.no_worker,
-          dead_letter=dead_letter(), go_live=go_live())
+          dead_letter=dead_letter(), go_live=go_live(), reenable=reenable_sweep())
     return EXIT_OK
 
 
@@ -557,14 +557,14 @@ def _check_port(host: str, port: int) -> None:
 
 def _cmd_worker(args: argparse.Namespace) -> int:
     from bot.cli.serve import run_workers
-    from bot.cli.wiring import build_router, dead_letter, go_live, pending_sweep
+    from bot.cli.wiring import build_router, dead_letter, go_live, pending_sweep, reenable_sweep
     from bot.service import logs
 
     settings = _settings()
     _check_startup(settings)
     logs.configure(settings.log_level, settings.log_format)
     run_workers(settings, args.concurrency or settings.worker_concurrency, build_router(), pending_sweep(),
-                dead_letter=dead_letter(), go_live=go_live())
+                dead_letter=dead_letter(), go_live=go_live(), reenable=reenable_sweep())
     return EXIT_OK
 
 

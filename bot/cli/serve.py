@@ -9,7 +9,7 @@ from types import FrameType
 
 from bot.github.context import context_factory, no_app_notice
 from bot.service.router import Router
-from bot.service.worker import DeadLetter, GoLive, Sweep, Worker
+from bot.service.worker import DeadLetter, GoLive, Reenable, Sweep, Worker
 from bot.store.store import Store
 from config.settings import Settings
 
@@ -84,15 +84,15 @@ def _database_problem(url: str) -> str | None:
 
 
 def serve(settings: Settings, host: str, port: int, router: Router, sweep: Sweep | None, *,
-          with_worker: bool = True, dead_letter: DeadLetter | None = None, go_live: GoLive | None = None
-          ) -> None:
+          with_worker: bool = True, dead_letter: DeadLetter | None = None, go_live: GoLive | None = None,
+          reenable: Reenable | None = None) -> None:
     """Serve the webhook endpoint until SIGINT/SIGTERM; the lifespan stops the worker."""
     import uvicorn
 
     from bot.service.app import create_app
 
     app = create_app(settings, router=router, sweep=sweep, dead_letter=dead_letter, go_live=go_live,
-                     run_worker=with_worker,
+                     run_worker=with_worker, reenable=reenable,
                      contexts=lambda db: context_factory(settings, db), notice=no_app_notice(settings))
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
                                            timeout_graceful_shutdown=30))
@@ -114,13 +114,14 @@ def serve(settings: Settings, host: str, port: int, router: Router, sweep: Sweep
 
 
 def run_workers(settings: Settings, concurrency: int, router: Router, sweep: Sweep | None, *,
-                dead_letter: DeadLetter | None = None, go_live: GoLive | None = None) -> None:
+                dead_letter: DeadLetter | None = None, go_live: GoLive | None = None,
+                reenable: Reenable | None = None) -> None:
     """Process deliveries until SIGINT/SIGTERM, then release what is in flight."""
     store = Store(settings.database_url)
     if settings.migrate_on_start:
         store.upgrade()
     worker = Worker(store, router, settings, sweep=sweep, dead_letter=dead_letter, go_live=go_live,
-                    context_factory=context_factory(settings, store))
+                    reenable=reenable, context_factory=context_factory(settings, store))
     if without_app := no_app_notice(settings):
         log.warning(without_app)
     stop = threading.Event()

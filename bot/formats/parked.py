@@ -28,7 +28,9 @@ def age(p: Parked, now: datetime | None = None) -> str:
     return f"{max(days, 0)} day{'s' if days != 1 else ''}"
 
 
-def _verdict(p: Parked) -> str:
+def verdict(p: Parked) -> str:
+    """What a parked test's launch says: its first problem with the fix, `valid`, or how much of
+    it could not be checked."""
     if p.problems:
         first = p.problems[0]
         return f"{first.rule}" + (f"; fix: {first.fix}" if first.fix else "")
@@ -59,7 +61,7 @@ def render_text(report: Report, now: datetime | None = None) -> str:
                      + (f" since {p.since[0][:12]}" if p.since else ""))
         lines.append(textwrap.fill(f"reason: {p.reason}", WIDTH, initial_indent="  ",
                                    subsequent_indent="    ", break_on_hyphens=False))
-        lines.append(textwrap.fill(f"launch: {_verdict(p)}", WIDTH, initial_indent="  ",
+        lines.append(textwrap.fill(f"launch: {verdict(p)}", WIDTH, initial_indent="  ",
                                    subsequent_indent="    ", break_on_hyphens=False))
     return "\n".join(lines) + "\n"
 
@@ -71,7 +73,7 @@ def render_markdown(report: Report, now: datetime | None = None) -> str:
         lines.append("| --- | --- | --- | --- | --- | --- |")
         for p in report.parked:
             lines.append("| " + " | ".join([
-                code(p.path), code(p.suite or "?"), age(p, now), cell(p.reason), cell(_verdict(p)),
+                code(p.path), code(p.suite or "?"), age(p, now), cell(p.reason), cell(verdict(p)),
                 "yes" if p.candidate else "fix first" if p.problems else "a run can tell",
             ]) + " |")
     return "\n".join(lines) + "\n"

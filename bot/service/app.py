@@ -23,7 +23,7 @@ from bot.core.events import Event
 from bot.service.metrics import Metrics
 from bot.service.router import Router
 from bot.service.webhooks import WebhookError, metric_event, parse_delivery
-from bot.service.worker import ContextFactory, DeadLetter, GoLive, Sweep, Worker
+from bot.service.worker import Clock, ContextFactory, DeadLetter, GoLive, Reenable, Sweep, Worker
 from bot.store.ingest import LoopInserter, loop_inserter
 from bot.store.store import Store, StoreError
 from config.settings import Settings
@@ -307,11 +307,14 @@ def create_app(
     run_worker: bool = False,
     contexts: Callable[[Store], ContextFactory] | None = None,
     notice: str | None = None,
+    reenable: Reenable | None = None,
+    clock: Clock | None = None,
 ) -> FastAPI:
     """The service. With ``run_worker`` it also processes deliveries in this process, with
     ``router``'s handlers, each given the context ``contexts(store)`` builds for its event (none
     without it), and, when given, ``sweep`` for the effects left pending, ``dead_letter`` for a
-    delivery given up and ``go_live`` once at the start (see `Worker`); ``notice`` is logged
+    delivery given up, ``go_live`` once at the start and ``reenable`` on a timer, on ``clock``'s
+    time (see `Worker`); ``notice`` is logged
     when the worker starts (what it cannot do). The CLI's `bot.cli.wiring.service_app` passes
     the product's."""
     if run_worker and router is None:
@@ -339,7 +342,7 @@ def create_app(
         if run_worker:
             assert router is not None
             worker = Worker(db, router, settings, metrics=metrics, sweep=sweep, dead_letter=dead_letter,
-                            go_live=go_live,
+                            go_live=go_live, reenable=reenable, clock=clock,
                             context_factory=contexts(db) if contexts is not None else None)
             worker.start()
         if not verify:

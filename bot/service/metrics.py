@@ -50,6 +50,9 @@ class Metrics:
                                registry=self.registry)
         self.dead_letters = Counter("rocmbot_dead_letters_total", "Deliveries given up on",
                                     registry=self.registry)
+        self.reenable_passes = Counter("rocmbot_reenable_passes_total",
+                                       "Passes of this process's worker over the repositories whose "
+                                       "re-enable sweep may be due", registry=self.registry)
 
     def watch_queue(self, counts: Callable[[], dict[str, int]]) -> None:
         self.registry.register(_QueueDepth(counts))

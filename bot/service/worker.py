@@ -32,6 +32,11 @@ DeadLetter = Callable[[Any, DeliveryRecord, str], object]
 # Once, when a worker starts live: make the effects a dry-run recorded (the composition root
 # hands in bot.rocm.pending.go_live): store, contexts.
 GoLive = Callable[[Store, ContextFactory], object]
+# A pass of the re-enable sweep over the repositories whose sweep may be due (the composition
+# root hands in bot.rocm.reenable.sweep_due): store, contexts, settings, the owner its leases are
+# taken as, and the clock its schedule follows.
+Clock = Callable[[], float]
+Reenable = Callable[[Store, ContextFactory, Settings, str, Clock], object]
 
 # The names of this process's workers that are running: a lease named after this process's
 # id but none of these was taken by an earlier process that had the same id (a container's
@@ -113,7 +118,8 @@ class Worker:
     def __init__(self, store: Store, router: Router, settings: Settings, *,
                  context_factory: ContextFactory | None = None, metrics: Metrics | None = None,
                  name: str | None = None, sweep: Sweep | None = None,
-                 dead_letter: DeadLetter | None = None, go_live: GoLive | None = None) -> None:
+                 dead_letter: DeadLetter | None = None, go_live: GoLive | None = None,
+                 reenable: Reenable | None = None, clock: Clock | None = None) -> None:
         self.store = store
         self.router = router
         self.settings = settings
@@ -121,6 +127,8 @@ class Worker:
         self.sweep = sweep
         self.dead_letter = dead_letter
         self.go_live = go_live
+        self.reenable = reenable
+        self.clock = clock or time.time  # the re-enable sweep's schedule (tests move it on)
         self.metrics = metrics
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stats = WorkerStats()
@@ -129,7 +137,7 @@ class Worker:
         self._active: dict[str, int] = {}  # owner -> delivery pk being worked on
         self._lock = threading.Lock()
 
-    def owner(self, index: int) -> str:
+    def owner(self, index: int | str) -> str:
         return f"{self.name}/{index}"
 
     def start(self, concurrency: int | None = None) -> None:
@@ -148,6 +156,11 @@ class Worker:
             sweeper = threading.Thread(target=self._sweep_loop, name="rocmbot-pending-sweeper", daemon=True)
             sweeper.start()
             self._threads.append(sweeper)
+        if self.reenable is not None and self.settings.reenable_seconds > 0:
+            reenable = threading.Thread(target=self._reenable_loop, name="rocmbot-reenable-sweeper",
+                                        daemon=True)
+            reenable.start()
+            self._threads.append(reenable)
         if self.go_live is not None and not self.settings.effective_dry_run:
             live = threading.Thread(target=self._go_live, name="rocmbot-dry-run-to-live", daemon=True)
             live.start()
@@ -218,6 +231,18 @@ class Worker:
                 self.sweep(self.store, self.context_factory, older)
             except Exception:  # the database went away: the next pass
                 log.exception("pending-effects sweep failed", extra={"worker": self.name})
+
+    def _reenable_loop(self) -> None:
+        """Sweep the parked tests of the repositories whose re-enable sweep is due, on a timer."""
+        assert self.reenable is not None
+        while not self._stop.wait(self.settings.reenable_seconds):
+            try:
+                self.reenable(self.store, self.context_factory, self.settings, self.owner("reenable"),
+                              self.clock)
+            except Exception:  # the database went away: the next pass
+                log.exception("re-enable sweep pass failed", extra={"worker": self.name})
+            if self.metrics is not None:
+                self.metrics.reenable_passes.inc()
 
     def _go_live(self) -> None:
         """Once: make what a dry-run recorded for the heads that are still their PR's."""

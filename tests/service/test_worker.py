@@ -248,3 +248,32 @@ def test_a_failing_dead_letter_hook_leaves_the_dead_letter(store: Store) -> None
     worker = Worker(store, router, SETTINGS, dead_letter=broken)
     _run_until_final(worker, store, "p1")
     assert store.get("p1").status == "dead"  # type: ignore[union-attr]
+
+
+def test_the_reenable_sweep_runs_on_a_timer_on_the_workers_clock_past_a_failure(store: Store) -> None:
+    from bot.service.metrics import Metrics
+
+    seen: list[tuple[str, float]] = []
+    passes = threading.Semaphore(0)
+
+    def sweep(db: Store, contexts: Any, settings: Settings, owner: str, clock: Any) -> None:
+        seen.append((owner, clock()))
+        passes.release()
+        if len(seen) == 1:
+            raise ConnectionError("the database went away")  # the next pass comes anyway
+
+    metrics = Metrics()
+    settings = SETTINGS.model_copy(update={"reenable_seconds": 0.01})
+    worker = Worker(store, Router(), settings, name="w", reenable=sweep, clock=lambda: 1234.0,
+                    metrics=metrics)
+    worker.start(1)
+    try:
+        assert passes.acquire(timeout=10) and passes.acquire(timeout=10)
+    finally:
+        worker.stop()
+    assert seen[:2] == [("w/reenable", 1234.0), ("w/reenable", 1234.0)]
+    assert (metrics.registry.get_sample_value("rocmbot_reenable_passes_total") or 0) >= 2
+    off = Worker(store, Router(), SETTINGS.model_copy(update={"reenable_seconds": 0}), reenable=sweep)
+    off.start(1)
+    off.stop()
+    assert all(name != "rocmbot-reenable-sweeper" for name in (t.name for t in threading.enumerate()))
