@@ -361,7 +361,7 @@ def test_readiness_names_the_missing_migration(tmp_path: object) -> None:
     db = Store(f"sqlite:///{tmp_path}/empty.db")
     with pytest.raises(StoreError, match="run `rocmbot db upgrade`"):
         db.check_ready()
-    assert db.upgrade() == db.head_revision() == "0006"
+    assert db.upgrade() == db.head_revision() == "0007"
     db.check_ready()
     db.close()
     gone = Store("postgresql://nobody@127.0.0.1:1/none")
