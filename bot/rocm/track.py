@@ -213,7 +213,10 @@ class Tracker:
         return kept
 
     def _head(self, record: Dispatch) -> HeadFindings | None:
-        """What the analysis of the dispatch's head found, as its selection keeps it."""
+        """What the analysis of the dispatch's head found, as its selection keeps it (a run of
+        no PR, the re-enable sweep's, has no selection: None)."""
+        if record.pr_number is None:
+            return None
         at = (record.pr_number, record.head_sha)
         if at not in self._heads:
             selection = self.store.selection(record.repository, record.pr_number, record.head_sha)
