@@ -145,11 +145,12 @@ def _matrix(node: yaml.Node | None) -> Matrix | None:
     include = entries.get("include")
     if include is not None and not isinstance(include, yaml.SequenceNode):
         computed = computed or f"include: {_text(include) or '...'}"
+    original = len(combos)  # an `include` extends these; the combinations it adds, never
     for item in _sequence(include):
         extra = {k: _cell(v) for k, v in _mapping(item).items()}
         own = int(item.start_mark.line) + 1
         merged = False
-        for combo in combos:
+        for combo in combos[:original]:
             if all(combo[k][0] == v[0] for k, v in extra.items() if k in axes and k in combo):
                 combo.update({k: v for k, v in extra.items() if k not in axes or k not in combo})
                 merged = True

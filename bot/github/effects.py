@@ -204,6 +204,19 @@ class Effects:
         self.store.finish_effect(key, result)
         return result
 
+    def made_meanwhile(self, key: str, wait: float, step: float = 0.05) -> Any:
+        """The result of the write under ``key`` once another live attempt has made it, waiting
+        up to ``wait`` seconds (that attempt is mid-request: usually a matter of moments); None
+        when it is still not made then (it may have died: the caller comes back later)."""
+        deadline = time.monotonic() + wait
+        while True:
+            for entry in self.store.effects_for([key]):
+                if entry.status == "done" or (entry.status == "dry_run" and self.dry_run):
+                    return entry.result
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(step)
+
     def _unfound(self, entry: Effect) -> dict[str, Any] | None:
         """A write in doubt that was looked for and not found: wait for the next lookup while
         the window lasts (:class:`RetryLaterError`, so the delivery or the sweep comes back);

@@ -24,6 +24,7 @@ from config.repo import FailureRule
 log = logging.getLogger(__name__)
 
 IN_FLIGHT_SECONDS = 60.0  # a write begun this recently by another attempt may still be under way
+MADE_MEANWHILE_SECONDS = 10.0  # how long a delivery waits for another live attempt's write to land
 # How often one delivery writes the check again when the run moved on while it wrote: each time
 # means another delivery moved the run meanwhile (and writes it too), so a few suffice.
 SHOWN_AGAIN = 3
@@ -281,9 +282,11 @@ class Tracker:
         if annotations:
             first = {**payload, "output": {**payload["output"], "annotations": annotations}}
             if self.effects.update_check(key, record.repository, record.check_run_id, first,
-                                         defer_to_live=IN_FLIGHT_SECONDS) is None:
-                # left to the attempt that began it; should that one have died, this delivery
-                # comes back when the write can no longer be in flight, and makes it
+                                         defer_to_live=IN_FLIGHT_SECONDS) is None \
+                    and self.effects.made_meanwhile(key, MADE_MEANWHILE_SECONDS) is None:
+                # left to the attempt that began it, which is usually done a moment later; should
+                # it have died, this delivery comes back when the write can no longer be in
+                # flight, and makes it
                 raise RetryLaterError(IN_FLIGHT_SECONDS, "another attempt is writing a failed test's note")
         else:
             self.effects.update_check(key, record.repository, record.check_run_id, payload)

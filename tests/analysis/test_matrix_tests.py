@@ -7,11 +7,13 @@ import json
 
 import pytest
 
+from bot.analysis.ci.matrix import MAX_NOTICES, read_matrices
 from bot.analysis.engine import analyze, audit
 from bot.analysis.report import Report, TestEntry
 from bot.analysis.tree import GitRepository
 from bot.analysis.workflows import Workflow, parse_workflow
 from bot.formats import FORMATS, markdown
+from config.repo import defaults
 from tests.gitrepo import GitRepo
 
 HARNESS = '''
@@ -262,6 +264,7 @@ def test_matrix_expansion_follows_github() -> None:
                 include:
                   - {os: u, extra: yes}
                   - {os: z, gpus: 8}
+                  - {os: z, gpus: 4}
           b:
             strategy:
               matrix: ${{ fromJSON(needs.x.outputs.m) }}
@@ -272,9 +275,16 @@ def test_matrix_expansion_follows_github() -> None:
                 m: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
           d:
             runs-on: x
+          e:
+            strategy:
+              matrix:
+                include: [{test_file: a.py, num_gpus: 1}, {test_file: b.py, num_gpus: 2}]
     """.replace("\n        ", "\n"))
     assert isinstance(workflow, Workflow)
-    a, b, c, d = workflow.jobs
+    a, b, c, d, e = workflow.jobs
+    assert e.matrix is not None  # a matrix of `include` alone: one combination per entry
+    assert [dict(r.values) for r in e.matrix.rows] == [{"test_file": "a.py", "num_gpus": "1"},
+                                                       {"test_file": "b.py", "num_gpus": "2"}]
     assert a.matrix is not None and b.matrix is not None and c.matrix is not None
     rows = [dict(r.values) for r in a.matrix.rows]
     assert rows == [
@@ -282,6 +292,7 @@ def test_matrix_expansion_follows_github() -> None:
         {"os": "w", "gpus": "1"},
         {"os": "w", "gpus": "2"},
         {"os": "z", "gpus": "8"},
+        {"os": "z", "gpus": "4"},  # an added combination is not extended by the next `include`
     ]
     assert b.matrix.rows == () and "fromJSON" in (b.matrix.computed or "")
     assert len(c.matrix.rows) == 256 and c.matrix.truncated
@@ -357,3 +368,58 @@ def test_analyze_of_a_pr_changing_a_matrix_entry_only_reads_it_as_modified(
     assert short.change == "removed"
     (ppo,) = _entries(report, "tests/test_ppo.py")
     assert ppo.change == "unchanged"
+
+
+def test_matrices_read_directly_give_each_use_or_a_notice_of_why_not() -> None:
+    """A computed matrix with `include` rows still gives those rows; a file named by an
+    expression, a count of GPUs that is no number, NVIDIA's docker flags, a matrix larger than
+    GitHub runs and more notices than are shown (counted, not listed)."""
+    missing = ", ".join(f"{{test_file: gone_{i}.py, num_gpus: 1}}" for i in range(MAX_NOTICES + 3))
+    tests = ", ".join(f"t{i}.py" for i in range(17))
+    plan = "needs.plan.outputs." + "shard_" * 20
+    workflow = parse_workflow("w.yml", f"""
+        on: pull_request
+        jobs:
+          test-computed:
+            runs-on: self-hosted
+            strategy:
+              matrix:
+                shard: ${{{{ fromJSON({plan}) }}}}
+                include: [{{test_file: tests/a.py, num_gpus: 2}}]
+            steps: [{{run: "docker run --gpus all img python ${{{{ matrix.test_file }}}}"}}]
+          named:
+            runs-on: self-hosted
+            strategy:
+              matrix:
+                include:
+                  - {{test_file: "${{{{ inputs.file }}}}", num_gpus: 1}}
+                  - {{test_file: tests/b.py, num_gpus: many}}
+            steps: [{{run: "docker run --device=/dev/kfd img"}}]
+          big:
+            runs-on: linux-mi300-gpu-1
+            strategy:
+              matrix:
+                test_file: [{tests}]
+                n: [{tests}]
+          lost:
+            runs-on: linux-mi300-gpu-1
+            strategy:
+              matrix:
+                include: [{missing}]
+    """.replace("\n        ", "\n"))
+    assert isinstance(workflow, Workflow)
+    files = {"tests/a.py", "tests/b.py", *(f"tests/t{i}.py" for i in range(17))}
+    found = read_matrices({"w.yml": workflow}, defaults(), files.__contains__)
+    (a,) = found.markers["tests/a.py"]
+    assert (a.suite, a.gpus, a.backend) == ("test-computed", 2, "cuda")  # NVIDIA's --gpus
+    (b,) = found.markers["tests/b.py"]
+    assert (b.suite, b.gpus, b.backend) == ("named", None, "rocm")
+    assert len(found.markers["tests/t0.py"]) == 17 and found.jobs["big"] == (("w.yml", "big"),)
+    messages = [n.message for n in found.notices]
+    computed = next(m for m in messages if "computed when the workflow runs" in m)
+    assert "..." in computed and len(computed) < 300  # the expression, shortened
+    assert any("names a test file by an expression" in m for m in messages)
+    assert any("more matrix combinations than GitHub runs (256)" in m for m in messages)
+    # 26 of a kind: the first MAX_NOTICES, then a count of the rest
+    assert sum("which is not in the repository" in m for m in messages) == MAX_NOTICES - 3
+    assert messages[-1] == f"{26 - MAX_NOTICES} more `test-list` notices like these"

@@ -202,7 +202,8 @@ def test_a_maintainers_command_waits_for_the_analysis_of_the_head_it_acts_on(wor
     `/run-amd`, `/approve-amd` or approving review of that head, delivered meanwhile, is answered
     after the analysis: the head runs. Found by bench/chaos.py: the command was answered at once
     ("nothing to run", or silently for a review), and the maintainer's decision was lost."""
-    world.restart(max_attempts=100_000)  # the analysis is retried until GitHub answers again
+    # the analysis is retried until GitHub answers again, each attempt giving up at its first 502
+    world.restart(max_attempts=100_000, github_retries=0)
     world.sim.faults.fail(502, times=None, method="GET", path="/repos/*/pulls/*/files")
     pr = world.open_pr({MOE: GOOD}, author="stranger", fork=True)
     world.deliver("pull_request", world.sim.payloads.pull_request(pr, "opened"))

@@ -3,6 +3,7 @@ found again after an attempt that died, and not sent in dry-run."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -105,3 +106,23 @@ def test_a_dry_run_write_superseded_is_made_by_a_later_live_one(store: Store, tm
     made = _effects(store, port, "d3").summary(R, 7, "third", None, version="v3")
     assert [w.kind for w in port.writes] == ["comment"] and made["body"] == "third"
     assert store.effects()[0].status == "done"
+
+
+def test_a_write_another_live_attempt_is_making_is_waited_for_a_moment(store: Store, tmp_path: Path) -> None:
+    """Two deliveries of one failed run explain the same job at once: the second leaves the
+    annotated check update to the first, waits for it to land, and reads its result; were the
+    first to die mid-write, the second learns so (None) and comes back later."""
+    port = LocalPort(str(tmp_path))
+    key = keys.failure("d", 11)
+    first = _effects(store, port, "d1")
+    store.begin_effect(key, "check_run", f"{R}/check-runs/3", "d1")  # d1 is mid-write
+    second = _effects(store, port, "d2")
+    assert second.update_check(key, R, 3, payloads.CANCELLED_CHECK, defer_to_live=60) is None
+    landed = threading.Timer(0.2, lambda: store.finish_effect(key, {"id": 3}))
+    landed.start()
+    assert second.made_meanwhile(key, 30) == {"id": 3}
+    landed.join()
+    assert port.writes == []  # only the first attempt writes, and it wrote around the port here
+    died = keys.failure("d", 12)
+    store.begin_effect(died, "check_run", f"{R}/check-runs/3", "d1")
+    assert first.made_meanwhile(died, 0.1) is None

@@ -193,16 +193,17 @@ def _check_no_pr_overlap(store: Store) -> Counter[str]:
 
 
 @pytest.mark.timeout(600)
-def test_two_thousand_deliveries_are_processed_exactly_once(postgres_url: str) -> None:
-    batches = _plan(2000, 200, seed=5)
+def test_a_thousand_deliveries_are_processed_exactly_once(postgres_url: str) -> None:
+    """Three worker processes on one PostgreSQL (bench/flood.py measures the rate at scale)."""
+    batches = _plan(1000, 100, seed=5)
     with cluster(postgres_url) as cl:
         statuses = _send(cl, batches)
         counts = _wait_done(cl.store)
         runs = _check_no_pr_overlap(cl.store)
         records = {d.delivery_id: d for d in cl.store.recent(limit=5000)}
-    assert statuses[202] == 2000 and statuses[200] == 200 and sum(statuses.values()) == 2200
-    assert len(records) == 2000
-    assert counts["done"] + counts["superseded"] == 2000 and counts["dead"] == 0
+    assert statuses[202] == 1000 and statuses[200] == 100 and sum(statuses.values()) == 1100
+    assert len(records) == 1000
+    assert counts["done"] + counts["superseded"] == 1000 and counts["dead"] == 0
     done = {d for d, r in records.items() if r.status == "done"}
     assert set(runs) == done
     assert all(n == 1 for n in runs.values()), [d for d, n in runs.items() if n > 1]

@@ -43,9 +43,6 @@ class MatrixTests:
     notices: list[Notice] = field(default_factory=list)
     registered_by: dict[str, set[str]] = field(default_factory=dict)  # test file -> workflows
 
-    def paths(self) -> list[str]:
-        return sorted(self.markers)
-
 
 def read_matrices(workflows: dict[str, Workflow], config: RepoConfig,
                   exists: Callable[[str], bool]) -> MatrixTests:
