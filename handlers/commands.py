@@ -75,6 +75,8 @@ def _handle(runs: RocmRuns, event: Event, command: Command, comment_id: int, log
                 raise Refusal(payloads.held_reason(held))
         elif command.kind == "all":
             tests = runs.all_tests()
+        elif command.kind == "retry":
+            tests = runs.failed_tests()  # as their run sent them, parked ones as parked
         elif command.kind == "disabled":
             # parked tests: the PR's that could come back, or those named (candidate or not)
             tests = (runs.named_parked(command.paths, force=command.force) if command.paths

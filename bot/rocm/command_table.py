@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["run", "all", "paths", "disabled", "cancel", "help", "approve", "unknown"]
+Kind = Literal["run", "all", "paths", "disabled", "retry", "cancel", "help", "approve", "unknown"]
 # Who may give a command: anyone who can comment; those the repository trusts to run (write,
 # maintain or admin permission, `dispatch.trusted_*` and the maintainers); its maintainers
 # (maintain or admin permission, `dispatch.maintainer*`).
@@ -103,6 +103,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "reached by the PR); with paths, the named parked ROCm tests of the head",
         "ROCm runs may be started by",
         ("/run-amd disabled", "/run-amd disabled tests/e2e/megatron/test_qwen35_moe.py"),
+    ),
+    CommandSpec(
+        "retry", "/run-amd", "retry", "none", (FORCE,), "write",
+        "run again the ROCm tests whose last run on the current head failed (as they were sent: "
+        "a parked test as parked)",
+        "ROCm runs may be started by", ("/run-amd retry",),
     ),
     CommandSpec(
         "cancel", "/run-amd", "cancel", "none", (), "write",

@@ -327,6 +327,19 @@ def no_candidate(parked: Sequence[ParkedTest]) -> Refusal:
                    "`/run-amd disabled <path>` runs a named one.")
 
 
+def nothing_failed(head: str, running: int, ran: bool) -> Refusal:
+    """`/run-amd retry` with no test whose last run on ``head`` failed."""
+    if running:
+        tests = "test of head `{}` is" if running == 1 else "tests of head `{}` are"
+        return Refusal(f"no ROCm test has failed in its last run: {running} ROCm "
+                       f"{tests.format(head[:12])} still running. `/run-amd retry` after they end "
+                       "runs again those that failed.")
+    if ran:
+        return Refusal(f"no ROCm test failed on head `{head[:12]}`: nothing to run again.")
+    return Refusal(f"no ROCm test has run on head `{head[:12]}`: nothing to run again. "
+                   "`/run-amd` runs the selection.")
+
+
 def named_parked(paths: Iterable[str], parked: Sequence[ParkedTest], enabled: set[str], files: set[str], *,
                  force: bool) -> tuple[list[SelectedTest], list[str]]:
     """The named tests if each is a parked ROCm test of the head (candidate or not), on each

@@ -25,9 +25,12 @@ from bot.rocm.authz import actor
 from bot.rocm.decide import Actor, Refusal
 from bot.rocm.dispatch import Dispatcher, ensure_check
 from bot.rocm.payloads import Result
-from bot.store.dispatch import Dispatch, DispatchStore, SelectedTest, Selection
+from bot.store.dispatch import NOT_SPENT, UNKNOWN, Dispatch, DispatchStore, SelectedTest, Selection
 
 log = logging.getLogger(__name__)
+
+# How a test's job (or, without its news, its run) ended for `/run-amd retry` to run it again.
+RETRIED = ("failure", "timed_out", "startup_failure")
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,44 @@ class RocmRuns:
         if problems:
             raise decide.named_refusal(problems)
         return tests
+
+    def failed_tests(self) -> list[SelectedTest]:
+        """The tests whose last run on the current head failed (`/run-amd retry`), as that run
+        sent them (a parked test as parked); Refusal when none did."""
+        head = self.pr.head_sha
+        last: dict[str, Dispatch] = {}
+        for record in self._store.for_pr(self.repo, self.number, head):  # in the order made
+            if record.status not in NOT_SPENT:  # a run GitHub made (or may have)
+                last.update(dict.fromkeys(record.tests, record))
+        failed: dict[str, Dispatch] = {}
+        running = 0
+        for path, record in last.items():
+            if record.active or record.status == UNKNOWN:
+                running += 1
+                continue
+            outcome = self._store.outcomes(record.dispatch_id).get(path)
+            ended = outcome.conclusion if outcome is not None and outcome.status == "completed" \
+                else record.conclusion  # its job gave no news: the run's end tells
+            if ended in RETRIED:
+                failed[path] = record
+        if not failed:
+            raise decide.nothing_failed(head, running, bool(last))
+        selection = self.selection()
+        tests: list[SelectedTest] = []
+        for record in {r.dispatch_id: r for r in failed.values()}.values():
+            tests.extend(self._as_sent(record, [p for p, r in failed.items() if r is record], selection))
+        return tests
+
+    def _as_sent(self, record: Dispatch, paths: Sequence[str],
+                 selection: Selection | None) -> list[SelectedTest]:
+        """``paths`` of a dispatch's tests as it sent them: with what the head's selection knows
+        of them (their cost), a parked test as parked."""
+        known = {t.path: t for t in (selection.tests if selection is not None else [])}
+        if record.include_disabled:  # parked tests: run again as parked
+            known = {p.test.path: p.test for p in (selection.parked if selection is not None else [])
+                     if p.test.suite == record.suite}
+        return [known.get(p) or SelectedTest(p, record.suite, None, None, parked=record.include_disabled)
+                for p in paths]
 
     # decisions, carried out ---------------------------------------------------------------
 
@@ -244,12 +285,7 @@ class RocmRuns:
                      extra={"delivery_id": self._ctx.event.delivery_id})
             return
         selection = self.selection()
-        known = {t.path: t for t in (selection.tests if selection is not None else [])}
-        if record.include_disabled:  # parked tests: run again as parked
-            known = {p.test.path: p.test for p in (selection.parked if selection is not None else [])
-                     if p.test.suite == record.suite}
-        tests = [known.get(p) or SelectedTest(p, record.suite, None, None, parked=record.include_disabled)
-                 for p in record.tests]
+        tests = self._as_sent(record, record.tests, selection)
         origin = keys.by_rerun(self._ctx.event.delivery_id)
         try:
             self.request(self.actor(login), tests, force=False, origin=origin,

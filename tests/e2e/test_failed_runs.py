@@ -237,3 +237,66 @@ def test_a_failure_whose_job_news_was_lost_is_explained_when_the_run_ends(world:
     world.settle()
     assert len(_check(world, pr).annotations) == 1
     assert len(world.sim.state.find_calls("GET", "/repos/*/actions/jobs/*/logs")) == 1
+
+
+def _said(world: World, pr: PullRequest, body: str, author: str) -> Any:
+    world.read(pr)
+    comment = world.sim.state.add_comment(world.repo, pr.number, body, author=author)
+    world.deliver("issue_comment", world.sim.payloads.issue_comment(comment))
+    world.settle()
+    return comment
+
+
+def _reactions(world: World, comment: Any) -> list[str]:
+    calls = world.sim.state.find_calls("POST", f"/repos/*/issues/comments/{comment.id}/reactions")
+    return [c.body["content"] for c in calls]
+
+
+def _replies(world: World, pr: PullRequest) -> list[str]:
+    return [c.body for c in world.bot_comments(pr) if not c.body.startswith("<!-- rocmbot:summary")]
+
+
+def test_run_amd_retry_runs_again_only_the_tests_that_failed_on_the_head(world: World) -> None:
+    pr, run = _forced(world, {OOM: GOOD, NEW: GOOD, GONE: GOOD})
+    world.sim.advance_run(run, "in_progress", notify=True)
+    _fail(world, run, OOM, OOM_LOG)
+    world.sim.advance_job(run, _job(NEW), "completed", "success", notify=True)
+    gone = world.sim.state.set_job_status(run, _job(GONE), "completed", "timed_out")  # its news lost
+    assert gone is not None
+    early = _said(world, pr, "/run-amd retry", "dev")  # the run has not ended: its tests still run
+    assert "confused" in _reactions(world, early)
+    assert f"3 ROCm tests of head `{pr.head_sha[:12]}` are still running" in _replies(world, pr)[-1]
+    world.sim.advance_run(run, "completed", "failure", notify=True)
+    world.settle()
+
+    stranger = _said(world, pr, "/run-amd retry", "stranger")  # rights as for `/run-amd`
+    assert "confused" in _reactions(world, stranger) and len(world.sim.state.runs) == 1
+    retry = _said(world, pr, "/run-amd retry", "dev")  # budgets as for `/run-amd`: 320 + 213 > 480
+    assert "over the 480 GPU-minutes budget per PR head" in _replies(world, pr)[-1]
+    assert len(world.sim.state.runs) == 1 and "rocket" not in _reactions(world, retry)
+    _said(world, pr, "/approve-amd", "lead")
+    _, second = sorted(world.sim.state.runs.values(), key=lambda r: r.id)
+    assert second.inputs["head_sha"] == pr.head_sha
+    assert sorted(second.inputs["tests"].split()) == sorted([OOM, GONE])  # not the test that passed
+    again = _said(world, pr, "/run-amd retry", "dev")  # while the retry runs: nothing more
+    assert "confused" in _reactions(world, again) and len(world.sim.state.runs) == 2
+    assert f"2 ROCm tests of head `{pr.head_sha[:12]}` are still running" in _replies(world, pr)[-1]
+
+    world.sim.advance_run(second, "in_progress", notify=True)
+    world.sim.advance_job(second, _job(GONE), "completed", "success", notify=True)
+    _fail(world, second, OOM, OOM_LOG)
+    world.sim.advance_run(second, "completed", "failure", notify=True)
+    world.settle()
+    retry = _said(world, pr, "/run-amd retry", "lead")  # a maintainer's request approves as it goes
+    assert "rocket" in _reactions(world, retry)
+    third = max(world.sim.state.runs.values(), key=lambda r: r.id)
+    assert third.inputs["tests"] == OOM  # what failed last, alone
+    world.sim.advance_run(third, "in_progress", notify=True)
+    world.sim.advance_job(third, _job(OOM), "completed", "success", notify=True)
+    world.sim.advance_run(third, "completed", "success", notify=True)
+    world.settle()
+    done = _said(world, pr, "/run-amd retry", "dev")
+    assert "confused" in _reactions(world, done) and len(world.sim.state.runs) == 3
+    said = f"no ROCm test failed on head `{pr.head_sha[:12]}`: nothing to run again."
+    assert said in _replies(world, pr)[-1]
+    assert world.store.counts()["dead"] == 0

@@ -38,6 +38,8 @@ TEMPLATE = Path(__file__).parents[2] / "config" / "workflows" / "rocm-targeted.y
          False),
         ("/run-amd disabled --force tests/a.py", "disabled", ("tests/a.py",), True),
         ("/run-amd tests/a.py disabled", "paths", ("tests/a.py", "disabled"), False),  # the word comes first
+        ("/run-amd retry", "retry", (), False),
+        ("/run-amd retry --force", "retry", (), True),
     ],
 )
 def test_commands_parse(body: str, kind: str, paths: tuple[str, ...], force: bool) -> None:

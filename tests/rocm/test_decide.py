@@ -228,3 +228,12 @@ def test_a_refusal_names_the_first_paths_and_counts_the_rest() -> None:
     blocked = decide.screen(DEV, failing, force=False, failing=paths, config=CONFIG)
     assert blocked is not None and blocked.reason.count("`t/") == 20
     assert ", …and 10 more have error findings" in blocked.reason
+
+
+def test_a_retry_with_nothing_failed_says_why() -> None:
+    head = "ab" * 20
+    assert decide.nothing_failed(head, 1, True).reason.startswith(
+        "no ROCm test has failed in its last run: 1 ROCm test of head `abababababab` is still running.")
+    assert decide.nothing_failed(head, 0, True).reason == (
+        "no ROCm test failed on head `abababababab`: nothing to run again.")
+    assert "`/run-amd` runs the selection" in decide.nothing_failed(head, 0, False).reason
