@@ -148,8 +148,3 @@ def _nothing_found(snap: Snapshot) -> Notice:
         "no-tests", f"No registered test found: looked for top-level calls of {names} in {where}, "
         f"{matrices}", fix="map the repository's marker functions under `markers:`, point "
         "`test_roots:` or `tests:` at its tests, or name the matrix keys under `matrix_tests:`")
-
-
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -151,14 +151,23 @@ def _fork(work: Callable[[list[P]], T], parts: list[list[P]], first: int, queue:
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # an interrupt stops a child at once
+        code = _child(work, parts, first, queue, out)
+    finally:
+        os._exit(code)  # never return into the parent's code, nor run its clean-ups
+
+
+def _child(work: Callable[[list[P]], T], parts: list[list[P]], first: int, queue: int,
+           out: str) -> int:
+    """A child's parts, worked and pickled into ``out``; its exit status (1: it failed, and
+    the parent redoes its parts)."""
+    try:
         data = pickle.dumps(_worker(work, parts, first, queue), protocol=pickle.HIGHEST_PROTOCOL)
         with open(out, "wb") as handle:
             handle.write(data)
-        code = 0
+        return 0
     except BaseException:  # the parent redoes the parts; the child only has to exit
         log.warning("an audit process failed; its files are read again", exc_info=True)
-    finally:
-        os._exit(code)  # never return into the parent's code, nor run its clean-ups
+        return 1
 
 
 def _result(code: int, out: str) -> dict[int, T]:

@@ -423,3 +423,13 @@ def test_matrices_read_directly_give_each_use_or_a_notice_of_why_not() -> None:
     # 26 of a kind: the first MAX_NOTICES, then a count of the rest
     assert sum("which is not in the repository" in m for m in messages) == MAX_NOTICES - 3
     assert messages[-1] == f"{26 - MAX_NOTICES} more `test-list` notices like these"
+
+
+def test_nothing_found_under_the_configured_globs_says_where_it_looked(git_repo: GitRepo) -> None:
+    config = "tests: ['suite/**/test_*.py']\nmatrix_tests: {enabled: false}\n"
+    git_repo.write_all({".github/rocmbot.yml": config, "suite/test_a.py": "print('no marker')\n"})
+    git_repo.commit()
+    (nothing,) = _audit(git_repo).notices
+    assert nothing.kind == "no-tests"
+    assert "the files the `tests:` globs match (`suite/**/test_*.py`)" in nothing.message
+    assert "(job matrices not read: `matrix_tests.enabled`)" in nothing.message

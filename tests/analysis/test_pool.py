@@ -181,3 +181,45 @@ def test_an_audit_over_processes_gives_the_same_report(git_repo: GitRepo) -> Non
         assert FORMATS[name](two) == FORMATS[name](one)
     folder = audit(FolderTree(git_repo.root), jobs=2)
     assert FORMATS["json"](folder).replace('"head": null', f'"head": "{sha}"') == FORMATS["json"](one)
+
+
+def test_what_a_child_does_with_its_parts_and_what_the_parent_makes_of_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A child's body, run here: its parts' results pickled into its file (exit 0), read back
+    by the parent; a failure is exit 1, and a result file that cannot be read gives nothing
+    (the parent redoes those parts)."""
+    parts = [[1, 2], [3], [4]]
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, pool._INDEX.pack(2))
+    os.close(write_fd)
+    out = str(tmp_path / "child.pickle")
+    try:
+        assert pool._child(_square_all, parts, 0, read_fd, out) == 0
+    finally:
+        os.close(read_fd)
+    assert pool._result(0, out) == {0: [1, 4], 2: [16]}
+    read_fd, write_fd = os.pipe()
+    os.close(write_fd)
+    try:
+        assert pool._child(_always_fails, parts, 1, read_fd, out) == 1
+    finally:
+        os.close(read_fd)
+    (tmp_path / "child.pickle").write_bytes(b"not a pickle")
+    assert pool._result(0, out) == {}
+    assert pool._result(0, str(tmp_path / "none.pickle")) == {}
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("no readable result" in m for m in messages) == 2
+    assert any("an audit process failed" in m for m in messages)
+
+
+def _always_fails(part: list[int]) -> list[int]:
+    raise RuntimeError("child failure")
+
+
+def test_stopping_a_child_that_is_gone_is_no_error() -> None:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    pool._stop(pid)  # reaped already: nothing to kill or wait for

@@ -237,3 +237,24 @@ def test_triage_command_classifies_a_saved_log_as_the_service_would(
     assert main([*args[:-1], str(tmp_path / "gone.log")]) == 2
     assert "cannot read" in capsys.readouterr().err
     assert main([*args[:5], "--test", "nope.py", str(log)]) == 2
+
+
+def test_the_decisive_lines_skip_what_is_between_and_a_traceback_cut_short() -> None:
+    text = _log("Traceback (most recent call last):\n  File \"/__w/m/m/x.py\", line 3, in <module>\n"
+                "    run()\n"  # the log ends before the exception line: the frame alone is no excerpt
+                "=========================== short test summary info ============================\n"
+                "FAILED tests/test_a.py::test_one - AssertionError\n"
+                "  (a wrapped line of the reason)\n"
+                "FAILED tests/test_a.py::test_two - AssertionError\n"
+                "========================= 2 failed in 1.00s =========================\n")
+    found = decisive(text)
+    assert found.pytest == ("FAILED tests/test_a.py::test_one - AssertionError",
+                            "FAILED tests/test_a.py::test_two - AssertionError")
+    assert found.exception is None and found.frame is None
+
+
+def test_a_missing_module_no_pin_finding_names_is_not_predicted() -> None:
+    text = _log("ModuleNotFoundError: No module named 'numba'")
+    pin = Finding("PIN003", Severity.ERROR, ".github/workflows/ci.yml", 12, "`flash-attn==2.8.0` is "
+                  "installed by one install path and missing from another", fix="add it to both")
+    assert classify(text, [pin]).kind == "new"
