@@ -82,7 +82,7 @@ def verdict(report: Report) -> str:
     if report.mode == "analyze" and not errors:
         n = len(report.selected)
         parts.append(f"{plural(n, 'ROCm test')} will run, ~{report.gpu_minutes():.0f} GPU-minutes"
-                     if n else "no ROCm runs")
+                     if n else "no ROCm tests selected")
     return " · ".join(parts)
 
 

@@ -4,6 +4,7 @@ notices of what an analysis could not use."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -433,3 +434,14 @@ def test_nothing_found_under_the_configured_globs_says_where_it_looked(git_repo:
     assert nothing.kind == "no-tests"
     assert "the files the `tests:` globs match (`suite/**/test_*.py`)" in nothing.message
     assert "(job matrices not read: `matrix_tests.enabled`)" in nothing.message
+
+
+def test_the_workflow_rocmbot_dispatches_is_not_read_for_matrix_tests(git_repo: GitRepo) -> None:
+    """Its matrix is the tests rocmbot sends it: nothing to list, nothing to notice."""
+    template = (Path(__file__).parents[2] / "config" / "workflows" / "rocm-targeted.yml").read_text()
+    git_repo.write_all({".github/workflows/rocm-targeted.yml": template,
+                        ".github/workflows/elsewhere.yml": template})
+    git_repo.commit()
+    notices = _audit(git_repo).notices
+    assert [n.path for n in notices if "computed when the workflow runs" in n.message] == [
+        ".github/workflows/elsewhere.yml"]

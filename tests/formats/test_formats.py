@@ -305,10 +305,10 @@ def test_empty_report_renders_quietly() -> None:
     assert "(head): 0 test markers touched of 0." in markdown.render(report)
     assert "ROCm runs `/run-amd` would dispatch**: none." in markdown.render(report)
     assert " ".join(text.render(report).split()) == (
-        "rocmbot analyze aaaaaaaaaaaa..bbbbbbbbbbbb: no new problems · no ROCm runs. 0 markers, "
+        "rocmbot analyze aaaaaaaaaaaa..bbbbbbbbbbbb: no new problems · no ROCm tests selected. 0 markers, "
         "0 changed or affected. "
         "ROCm runs to dispatch: none.")
-    assert markdown.render(report).startswith("### ✅ no new problems · no ROCm runs\n")
+    assert markdown.render(report).startswith("### ✅ no new problems · no ROCm tests selected\n")
 
 
 def test_table_cells_keep_code_spans_and_never_split_on_a_pipe() -> None:

@@ -159,8 +159,8 @@ def test_a_summary_the_ledger_does_not_know_is_looked_for_unless_the_pr_was_just
 
 @pytest.mark.parametrize(("baselines", "conclusion", "title"), [
     (["new", "unchanged"], "failure", "1 new error (1 error already on the base)"),
-    (["unchanged"], "neutral", "no new problems · no ROCm runs (1 error already on the base)"),
-    ([], "success", "no new problems · no ROCm runs"),
+    (["unchanged"], "neutral", "no new problems · no ROCm tests selected (1 error already on the base)"),
+    ([], "success", "no new problems · no ROCm tests selected"),
 ])
 def test_only_errors_the_pr_brought_fail_the_check(baselines: list[str], conclusion: str, title: str) -> None:
     found = [replace(finding("PAR002", "t.py", i + 1, f"W={i}.", test="t.py"), baseline=b)  # type: ignore[arg-type]

@@ -55,6 +55,8 @@ def read_matrices(workflows: dict[str, Workflow], config: RepoConfig,
     jobs: dict[str, list[JobKey]] = {}
     seen: dict[tuple[str, str], int] = {}
     for path, workflow in sorted(workflows.items()):
+        if path == config.dispatch.workflow:  # rocmbot's own: it runs what rocmbot sends it
+            continue
         for job in workflow.jobs:
             matrix = job.matrix
             if matrix is None or _elsewhere(path, workflow, job, config):
