@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import functools
 import json
 import logging
 import re
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -598,9 +600,7 @@ class PyGithubPort:
                 "commit_id": commit_sha,
                 "body": body,
                 "event": "COMMENT",
-                "comments": [
-                    {"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body} for c in comments
-                ],
+                "comments": [_inline(c) for c in comments],
             },
         )
         return int(data["id"])
@@ -703,7 +703,7 @@ class PyGithubPort:
         """The last ``limit`` bytes behind a link, retried as a read is (a 5xx, a lost or cut
         connection), within the delivery's deadline."""
         last: Exception | None = None
-        with httpx.Client(timeout=self.timeout, follow_redirects=True) as client:
+        with httpx.Client(timeout=self.timeout, follow_redirects=True, verify=_tls()) as client:
             for attempt in range(self.retries + 1):
                 deadline.check(self.margin, "GET a job's log")
                 try:
@@ -732,3 +732,18 @@ class PyGithubPort:
                 raise
             log.info("run already completed: nothing to cancel", extra={"repository": repo, "run_id": run_id})
         return False
+
+
+def _inline(comment: InlineComment) -> dict[str, Any]:
+    """A review comment as GitHub takes it: on the new side, over lines when it spans some."""
+    out: dict[str, Any] = {"path": comment.path, "line": comment.line, "side": "RIGHT", "body": comment.body}
+    if comment.start_line is not None and comment.start_line < comment.line:
+        out.update(start_line=comment.start_line, start_side="RIGHT")
+    return out
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """The TLS context of log downloads, made once: reading the system's certificates costs
+    more than a short download."""
+    return ssl.create_default_context()
