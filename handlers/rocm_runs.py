@@ -13,6 +13,7 @@ from bot.core.events import Event
 from bot.github.context import HandlerContext
 from bot.rocm.decide import Refusal
 from bot.rocm.payloads import APPROVE_ACTION, refused_reply
+from bot.rocm.ready import offer
 from bot.rocm.reenable import after_run
 from bot.rocm.runs import RocmRuns, refresh_summary_runs
 from bot.rocm.track import Tracker
@@ -110,6 +111,7 @@ def _shown(ctx: HandlerContext, record: Dispatch) -> None:
         after_run(ctx, record)
     else:
         refresh_summary_runs(ctx, record.repository, record.pr_number, record.head_sha)
+        offer(ctx, record)  # a parked test that passed: the edit that brings it back
 
 
 @router.register("workflow_job")

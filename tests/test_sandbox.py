@@ -76,3 +76,19 @@ def test_the_simulator_imports_with_the_sandbox_extra_alone(tmp_path: Path) -> N
     assert {"ghsim", "jsonschema"} <= loaded
     tests_only = {"pytest", "hypothesis", "schemathesis", "cmarkgfm", "pydantic_sarif", "tests"}
     assert not loaded & tests_only
+
+
+@pytest.mark.slow
+def test_the_reenable_walk_through_ends_with_the_suggestion_that_brings_the_test_back(tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert run_sandbox(io.StringIO("reenable\n"), out, folder=str(tmp_path / "box")) == 0
+    walk = out.getvalue().split("\n> ")[1]
+    assert walk.startswith("reenable\n1. PR #2 changes the parked")
+    assert "is parked ('FIXME: re-enable once this case passes on the MI350 runners.')" in walk
+    assert "Comment `/run-amd disabled` to try it on ROCm." in walk
+    assert "2. `/run-amd disabled` by maintainer: 1 ROCm run dispatched (stage-c-4-gpu-mi350: " \
+           f"{TEST}, include_disabled=true)" in walk
+    assert f"review comment on {TEST}:4:" in walk
+    assert '```suggestion\n    register_rocm_ci(1800, "stage-c-4-gpu-mi350")\n    ```' in walk
+    assert "ready to re-enable" in walk.split("  summary:")[1]
+    assert "ROCm runs dispatched: 1" in walk  # the report of PR #2, which `show` now prints

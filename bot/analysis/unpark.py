@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+from dataclasses import dataclass
 
 KEYWORD = "disabled"
 
@@ -78,10 +79,10 @@ def _arguments(call: ast.Call) -> list[str]:
     return [ast.dump(a) for a in call.args] + [ast.dump(k) for k in call.keywords]
 
 
-def unpark_patch(path: str, text: str, line: int, reason: str | None = None) -> str | None:
-    """A unified diff of ``path`` that removes the `disabled` argument of the marker call on
-    ``line`` (``reason``: the disabled reason, to know it when it is given positionally); None
-    when there is no such call or argument, or the edit would not leave the call as it was
+def unparked(text: str, line: int, reason: str | None = None) -> str | None:
+    """``text`` with the `disabled` argument of the marker call on ``line`` removed
+    (``reason``: the disabled reason, to know it when it is given positionally); None when
+    there is no such call or argument, or the edit would not leave the call as it was
     otherwise."""
     try:
         tree = ast.parse(text)
@@ -91,16 +92,51 @@ def unpark_patch(path: str, text: str, line: int, reason: str | None = None) -> 
     node = _argument(call, reason) if call is not None else None
     if call is None or node is None:
         return None
-    source = text.encode("utf-8")
-    changed = _cut(source, call, node).decode("utf-8")
+    changed = _cut(text.encode("utf-8"), call, node).decode("utf-8")
     try:
         after = _call_at(ast.parse(changed), line)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError):  # a layout the cut does not know: a person edits it
         return None
     wanted = [a for a in _arguments(call) if a != ast.dump(node)]
     if after is None or _arguments(after) != wanted:
         return None
+    return changed
+
+
+def unpark_patch(path: str, text: str, line: int, reason: str | None = None) -> str | None:
+    """A unified diff of ``path`` that removes the `disabled` argument of the marker call on
+    ``line`` (see :func:`unparked`); None when there is none to remove."""
+    changed = unparked(text, line, reason)
+    if changed is None:
+        return None
     diff = difflib.unified_diff(text.splitlines(keepends=True), changed.splitlines(keepends=True),
                                 f"a/{path}", f"b/{path}")
-    out = "".join(d if d.endswith("\n") else d + "\n\\ No newline at end of file\n" for d in diff)
-    return out or None
+    return "".join(d if d.endswith("\n") else d + "\n\\ No newline at end of file\n" for d in diff)
+
+
+@dataclass(frozen=True)
+class Removal:
+    """The edit that brings a parked test back, as a review suggestion takes it: lines
+    ``start``..``end`` of the file (1-based, inclusive) become ``lines`` (none: they go), and
+    the whole of it as a unified diff (``patch``)."""
+
+    start: int
+    end: int
+    lines: tuple[str, ...]
+    patch: str
+
+
+def removal(path: str, text: str, line: int, reason: str | None = None) -> Removal | None:
+    """The `disabled` argument of the marker call on ``line`` removed, as one replaced run of
+    lines; None when there is none to remove."""
+    changed = unparked(text, line, reason)
+    if changed is None:
+        return None
+    old, new = text.splitlines(keepends=True), changed.splitlines(keepends=True)
+    edits = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+             if op[0] != "equal"]
+    first, last = edits[0], edits[-1]  # the cut is one run of lines: nothing between is equal
+    start, end = first[1], last[2]
+    patch = unpark_patch(path, text, line, reason)
+    assert patch is not None
+    return Removal(start + 1, end, tuple(line_.rstrip("\n") for line_ in new[first[3]:last[4]]), patch)

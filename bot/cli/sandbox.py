@@ -36,12 +36,16 @@ TEST = "tests/e2e/megatron/test_qwen35_moe.py"
 WORKFLOW = ".github/workflows/rocm-targeted.yml"
 AUTHOR, MAINTAINER = "contributor", "maintainer"
 FIX = {TEST: TEST_TEMPLATE.format(disabled="", ep=2)}  # EP2 with TP2 x PP2: fits four GPUs
+PARKED = ', disabled="FIXME: re-enable once this case passes on the MI350 runners."'
 SETTLE_SECONDS = 120.0
 
 HELP = f"""\
 commands (one a line):
   comment TEXT   post TEXT on the PR as `{MAINTAINER}` (maintain rights), e.g. `comment /run-amd`
   push-fix       push a fix to the PR: the test's expert parallelism back to 2, which fits its runner
+  reenable       the parked-test story, scripted: a second PR touches the parked test (its grid
+                 fits, `disabled=` kept); `/run-amd disabled`; the ROCm run passes; rocmbot
+                 offers the patch that brings the test back (later commands act on that PR)
   show           print the checks, the summary, the review and the replies again
   help           this list
   quit           stop (so does the end of input)
@@ -84,6 +88,57 @@ class Sandbox:
         before = self.pull.head_sha
         self.sim.state.push(self.pull, FIX, message="Keep the expert grid within the 4-GPU runner")
         self._deliver("pull_request", self.sim.payloads.pull_request(self.pull, "synchronize", before=before))
+
+    def reenable(self, say: TextIO) -> None:
+        """The parked test's way back, step by step, each printed as it happens."""
+        touched = TEST_TEMPLATE.format(disabled=PARKED, ep=2).replace("register_rocm_ci(1600,",
+                                                                       "register_rocm_ci(1800,")
+        head = self.sim.state.commit(self.repo, {TEST: touched}, branch="touch-parked-moe",
+                                     message="Give the parked MoE test the time it takes on MI350")
+        self.pull = self.sim.state.open_pull_request(self.repo, head=head, head_ref="touch-parked-moe",
+                                                     author=AUTHOR)
+        self.open()
+        say.write(f"1. PR #{self.pull.number} changes the parked {TEST} (its marker's time; "
+                  "`disabled=` kept):\n")
+        say.write(self.parked_lines() + "\n")
+        self.comment("/run-amd disabled")
+        runs = [r for r in self.sim.state.runs.values() if r.inputs.get("pr_number") == str(self.pull.number)]
+        say.write(f"2. `/run-amd disabled` by {MAINTAINER}: {len(runs)} ROCm run dispatched"
+                  + "".join(f" ({r.inputs.get('suite')}: {r.inputs.get('tests')}, include_disabled="
+                            f"{r.inputs.get('include_disabled')})" for r in runs) + "\n")
+        for run in runs:
+            self.sim.advance_run(run, "in_progress", notify=True)
+            for test in str(run.inputs.get("tests") or "").split():
+                self.sim.advance_job(run, f"{run.inputs.get('suite')} ({test})", "completed", "success",
+                                     notify=True)
+            self.sim.advance_run(run, "completed", "success", notify=True)
+        self.settle()
+        say.write("3. the run passed on MI350; rocmbot offers the edit that brings the test back:\n")
+        say.write(self.offers() + "\n")
+
+    def parked_lines(self) -> str:
+        ours = [c for c in self.sim.state.comments_on(self.repo, self.pull.number)
+                if c.body.startswith("<!-- rocmbot:summary")]
+        body = ours[-1].body if ours else ""
+        return "\n".join(f"  | {line}" for line in body.splitlines()
+                         if "is parked" in line or "ready to re-enable" in line) or "  (no summary)"
+
+    def offers(self) -> str:
+        state, n = self.sim.state, self.pull.number
+        lines = []
+        for review in state.reviews_on(self.repo, n):
+            for c in review.comments:
+                if "```suggestion" in c.body:
+                    lines.append(f"  review comment on {c.path}:{c.line}:")
+                    lines.extend(f"    {line}" for line in c.body.splitlines())
+        for posted in state.comments_on(self.repo, n):
+            if "rocmbot:unpark" in posted.body:
+                lines.append("  comment:")
+                lines.extend(f"    {line}" for line in posted.body.splitlines()
+                             if not line.startswith("<!--"))
+        lines.append("  summary:")
+        lines.append(self.parked_lines())
+        return "\n".join(lines)
 
     def urls(self) -> str:
         api, n = f"{self.sim.url}/repos/{REPO}", self.pull.number
@@ -198,6 +253,8 @@ def run_sandbox(commands: TextIO, out: TextIO, *, folder: str | None = None, por
                     box.comment(rest.strip())
                 elif word == "push-fix":
                     box.push_fix()
+                elif word == "reenable":
+                    box.reenable(out)
                 elif word != "show":
                     out.write(HELP)
                     out.flush()

@@ -78,6 +78,8 @@ class Run:
     status: str
     url: str | None = None
     failures: tuple[Failure, ...] = ()  # its tests that failed, explained (each test once a head)
+    ready: tuple[str, ...] = ()  # parked tests it ran that passed: ready to re-enable
+    head: str = ""  # the commit it ran
 
 
 _SAFE_URL = re.compile(r"https?://[^\s()<>\[\]`]+")
@@ -189,9 +191,20 @@ def runs_section(runs: Sequence[Run], rows: int = SHORT_ROWS, *, failures: bool 
         [code(r.suite), ", ".join(code(t) for t in r.tests),
          f"[{prose(r.status)}]({r.url})" if r.url and r.url.startswith("https://") else prose(r.status)]
         for r in runs], rows))
+    ready = [ready_line(t, r.suite, r.head, r.url) for r in runs for t in r.ready]
+    if ready:
+        lines.extend(["", *(f"- {line}" for line in ready)])
     if failures:
         lines.extend(_failures_block(runs, excerpts))
     return "\n".join([*lines, "", RUNS_END])
+
+
+def ready_line(test: str, suite: str, head: str, url: str | None) -> str:
+    """A parked test whose run passed on the head: the summary's line, and the start of the
+    suggestion that brings it back."""
+    run = f" ([run]({found}))" if (found := safe_url(url)) else ""
+    return (f"{code(test)} passed on {code(suite)} at {code(head[:12])}{run}: ready to re-enable "
+            "(remove its `disabled=`)")
 
 
 def _open_blocks(report: Report, runs: Sequence[Run] | None, resolved: Sequence[str],

@@ -433,6 +433,28 @@ class Effects:
             "commit_id": head_sha, "body": text,
             "comments": [{"path": c.path, "line": c.line, "body": c.body} for c in comments]})
 
+    def marked_review(self, key: str, repo: str, number: int, head_sha: str, body: str, marker: str,
+                      comment: InlineComment) -> Any:
+        """A review of ``head_sha`` carrying one inline comment (a suggestion), made once under
+        ``key``; an attempt that died after GitHub made it is found by the hidden ``marker`` in
+        its body."""
+
+        def act() -> dict[str, Any]:
+            assert self.port is not None
+            return {"id": self.port.create_review(repo, number, head_sha, body, [comment])}
+
+        def reconcile() -> dict[str, Any] | None:
+            assert self.port is not None
+            for sha, existing in self.port.review_keys(repo, number):
+                if sha == head_sha and marker in existing:
+                    return {"reconciled": True}
+            return None
+
+        return self.once(key, "review", f"{repo}#{number}@{head_sha}", act, reconcile, content={
+            "commit_id": head_sha, "body": body,
+            "comments": [{"path": comment.path, "line": comment.line, "start_line": comment.start_line,
+                          "body": comment.body}]})
+
     def posted_inline(self, repo: str, number: int) -> list[str]:
         """Fingerprints of the findings the ledger knows this PR's reviews commented on (on
         every head: a finding commented on once is not commented on again, however its file

@@ -50,6 +50,12 @@ def review(repo: str, number: int, head: str) -> str:
     return f"review:{repo}#{number}:{head}"
 
 
+def unpark(repo: str, number: int, head: str, path: str) -> str:
+    """The one suggestion (or patch) that brings a parked test back, after its run passed on a
+    PR's head."""
+    return f"unpark:{repo}#{number}:{head}:{path}"
+
+
 # ROCm runs: a dispatch, its `rocmbot / rocm` check, its cancellation ------------------------
 
 DISPATCH = "dispatch:"

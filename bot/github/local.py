@@ -237,7 +237,9 @@ class LocalPort:
                 "commit_id": commit_sha,
                 "body": body,
                 "event": "COMMENT",
-                "comments": [{"path": c.path, "line": c.line, "body": c.body} for c in comments],
+                "comments": [{"path": c.path, "line": c.line, "body": c.body,
+                              **({"start_line": c.start_line} if c.start_line is not None else {})}
+                             for c in comments],
             },
         )
 

@@ -82,6 +82,7 @@ class InlineComment:
     path: str
     line: int
     body: str
+    start_line: int | None = None  # a comment on lines start_line..line (a suggestion's)
 
 
 @dataclass(frozen=True)

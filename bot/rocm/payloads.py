@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.analysis.unpark import Removal
 from bot.formats.escape import code
 from bot.formats.markdown import RETRY, Failure, failure_class, failure_lines, grid, safe_url
 from bot.rocm.command_table import help_lines
@@ -406,3 +407,33 @@ def counted(text: str, commands: int, marker: str) -> str:
     """An answer that several commands on the same head received."""
     note = f"\n\n_The same answer to {commands} commands on this head._"
     return marked(bounded(text, REPLY_LIMIT - len(marker) - 2 - len(note)) + note, marker)
+
+
+# a parked test ready to come back ---------------------------------------------------------
+
+
+def unpark_marker(head: str, path: str) -> str:
+    """Hidden in the one suggestion (or patch) that brings a parked test back on a head."""
+    return f"<!-- rocmbot:unpark {head[:12]}:{digest(path)} -->"
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text``."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def suggestion(edit: Removal) -> str:
+    """The review comment on the marker: GitHub's suggestion block that removes `disabled=`
+    (an empty one deletes the lines)."""
+    body = "".join(f"{line}\n" for line in edit.lines)
+    fence = _fence(body)
+    return f"Ready to come back: this removes `disabled=`.\n\n{fence}suggestion\n{body}{fence}"
+
+
+def patch_comment(said: str, edit: Removal) -> str:
+    """The comment that carries the patch when the marker is outside the PR's diff (where GitHub
+    takes no review comment)."""
+    fence = _fence(edit.patch)
+    return (f"{said}. The marker is outside this PR's diff, so here is the patch:\n\n"
+            f"{fence}diff\n{edit.patch}{fence}")

@@ -25,6 +25,7 @@ from bot.rocm.authz import actor
 from bot.rocm.decide import Actor, Refusal
 from bot.rocm.dispatch import Dispatcher, ensure_check
 from bot.rocm.payloads import Result
+from bot.rocm.ready import passed
 from bot.store.dispatch import NOT_SPENT, UNKNOWN, Dispatch, DispatchStore, SelectedTest, Selection
 
 log = logging.getLogger(__name__)
@@ -380,8 +381,10 @@ def _runs(store: DispatchStore, records: Sequence[Dispatch]) -> list[Run]:
     for d in records:
         failed = (payloads.failure_of(outcomes[d.dispatch_id].get(p)) for p in d.tests
                   if last.get(p) == d.dispatch_id)
+        ready = tuple(p for p in passed(d, outcomes[d.dispatch_id])
+                      if last.get(p, d.dispatch_id) == d.dispatch_id)  # no later run has news of it
         runs.append(Run(d.suite, tuple(d.tests), d.conclusion or d.status, d.run_url,
-                        tuple(f for f in failed if f is not None)))
+                        tuple(f for f in failed if f is not None), ready, d.head_sha))
     return runs
 
 

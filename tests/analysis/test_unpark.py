@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from bot.analysis.unpark import unpark_patch
+from bot.analysis.unpark import removal, unpark_patch
 
 ONE_LINE = (
     "from tests.ci import register_rocm_ci\n"
@@ -65,3 +65,14 @@ def test_a_file_without_a_final_newline_keeps_its_last_line_as_it_was() -> None:
     text = ONE_LINE.rstrip("\n")
     patch = unpark_patch("t.py", text.replace("CASE = 1", "").rstrip("\n"), 2)
     assert patch is not None and patch.endswith("\\ No newline at end of file\n")
+
+
+def test_a_removal_is_the_run_of_lines_a_suggestion_replaces() -> None:
+    one = removal("tests/e2e/test_x.py", ONE_LINE, 2)
+    assert one is not None and (one.start, one.end) == (2, 2)
+    assert one.lines == ('register_rocm_ci(est_time=120, suite="stage-c-4-gpu-mi350")',)
+    assert one.patch == unpark_patch("tests/e2e/test_x.py", ONE_LINE, 2)
+    text = 'x = 1\nregister_rocm_ci(\n    est_time=120,\n    disabled=(\n        "FIXME"\n    ),\n)\n'
+    own = removal("t.py", text, 2)
+    assert own is not None and (own.start, own.end, own.lines) == (4, 6, ())  # its lines go
+    assert removal("t.py", "x = 1\n", 1) is None

@@ -106,3 +106,63 @@ def test_parked_tests_asked_for_on_an_untrusted_authors_pr_wait_for_approval(wor
     (run,) = _runs(world)  # released as asked for: a parked test, run although disabled
     assert (run.inputs["tests"], run.inputs["suite"]) == (MOE, SUITE)
     assert str(run.inputs["include_disabled"]).lower() == "true"
+
+
+def _passes(world: World, run: Any, test: str) -> Any:
+    """The run's job for ``test`` passes and the run ends in success, each delivered."""
+    world.sim.advance_run(run, "in_progress", notify=True)
+    job = world.sim.advance_job(run, f"{SUITE} ({test})", "completed", "success", notify=True)
+    world.sim.advance_run(run, "completed", "success", notify=True)
+    world.settle()
+    return job
+
+
+def _runs_section(world: World, pr: PullRequest) -> str:
+    return world.summary(pr).split("<!-- rocmbot:runs -->")[1].split("<!-- rocmbot:/runs -->")[0]
+
+
+def test_the_seeds_story_a_passing_run_of_a_fixed_parked_test_offers_its_patch_once(world: World) -> None:
+    """The PR fixes the grid (its diff does not reach the marker); the summary offers the
+    command; a maintainer runs it; the run passes: one comment carries the patch that removes
+    `disabled=`, and the summary says ready. A push that breaks the grid again is a new head:
+    not ready there."""
+    pr = _opened(world, {MOE: FIXED})
+    assert "`/run-amd disabled`" in world.summary(pr)
+    _comment(world, pr, "/run-amd disabled", "lead")
+    (run,) = _runs(world)
+    job = _passes(world, run, MOE)
+    (offer,) = [r for r in _replies(world, pr) if "rocmbot:unpark" in r]
+    head = pr.head_sha[:12]
+    assert offer.startswith(f"`{MOE}` passed on `{SUITE}` at `{head}`")
+    assert "ready to re-enable" in offer and "outside this PR's diff" in offer
+    assert f'-register_rocm_ci(1600, "{SUITE}"{DISABLED})\n+register_rocm_ci(1600, "{SUITE}")\n' in offer
+    assert f"--- a/{MOE}\n+++ b/{MOE}\n" in offer
+    assert world.reviews(pr) == [] or all("rocmbot:unpark" not in r.body for r in world.reviews(pr))
+    section = _runs_section(world, pr)
+    assert f"`{MOE}` passed on `{SUITE}` at `{head}`" in section and "ready to re-enable" in section
+    # the news again: nothing more
+    world.deliver("workflow_job", world.sim.payloads.workflow_job(run, "completed", job=job))
+    world.deliver("workflow_run", world.sim.payloads.workflow_run(run, "completed"))
+    world.settle()
+    assert sum("rocmbot:unpark" in r for r in _replies(world, pr)) == 1
+    # a push that breaks the grid again: its summary is not ready, and offers no command
+    world.sim.state.push(pr, {MOE: TEST_TEMPLATE.format(disabled=DISABLED, ep=8)})
+    pushed = world.sim.payloads.pull_request(pr, "synchronize", before=run.inputs["head_sha"])
+    world.deliver("pull_request", pushed)
+    world.settle()
+    assert "ready to re-enable" not in world.summary(pr) and "PAR002" in world.summary(pr)
+    assert sum("rocmbot:unpark" in r for r in _replies(world, pr)) == 1
+
+
+def test_a_passing_parked_test_whose_marker_is_in_the_diff_gets_a_suggestion(world: World) -> None:
+    touched = FIXED.replace("register_rocm_ci(1600,", "register_rocm_ci(1700,")  # the marker line too
+    pr = _opened(world, {MOE: touched})
+    _comment(world, pr, "/run-amd disabled", "lead")
+    (run,) = _runs(world)
+    _passes(world, run, MOE)
+    (review,) = [r for r in world.reviews(pr) if "rocmbot:unpark" in r.body]
+    (comment,) = review.comments
+    assert (comment.path, comment.line, comment.start_line) == (MOE, 4, None)
+    assert comment.body.endswith(f'```suggestion\nregister_rocm_ci(1700, "{SUITE}")\n```')
+    assert "ready to re-enable" in review.body
+    assert not [r for r in _replies(world, pr) if "rocmbot:unpark" in r]

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.rocm import decide
-from bot.store.dispatch import ParkedTest, SelectedTest
+from bot.rocm.ready import passed
+from bot.store.dispatch import Dispatch, JobOutcome, ParkedTest, SelectedTest
 
 HEAD = "h" * 40
 SUITE = "stage-c-4-gpu-mi350"
@@ -115,3 +116,19 @@ def test_a_parked_test_round_trips_through_its_stored_form() -> None:
     plain = SelectedTest("b.py", SUITE, 60, 1)
     assert "parked" not in plain.as_dict() and SelectedTest.from_dict(plain.as_dict()) == plain
     assert SelectedTest.from_dict(stored.test.as_dict()).parked
+
+
+def test_a_parked_test_passed_when_its_jobs_last_news_of_the_last_attempt_is_a_success() -> None:
+    def run(status: str, conclusion: str | None, *, parked: bool = True, attempt: int = 1) -> Dispatch:
+        return Dispatch("d", "o/r", 7, "f" * 40, "s", ["a.py", "b.py", "c.py"], 10.0, "lead", status,
+                        conclusion, 1, None, 2, 0.0, attempt, None, parked)
+
+    def job(path: str, conclusion: str, attempt: int = 1) -> JobOutcome:
+        return JobOutcome(path, 1, "completed", conclusion, None, 1.0, attempt)
+
+    outcomes = {"a.py": job("a.py", "success"), "b.py": job("b.py", "failure")}
+    assert passed(run("completed", "failure"), outcomes) == ["a.py"]
+    assert passed(run("completed", "success"), outcomes) == ["a.py", "c.py"]  # c: no news, the run passed
+    assert passed(run("completed", "success", attempt=2), outcomes) == ["c.py"]  # a: an earlier attempt's
+    assert passed(run("in_progress", None), outcomes) == []
+    assert passed(run("completed", "success", parked=False), outcomes) == []  # not a parked test's run
