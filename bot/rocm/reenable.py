@@ -37,6 +37,7 @@ from bot.analysis.report import Parked
 from bot.analysis.unpark import unpark_patch
 from bot.core.deadline import RetryLaterError, deadline_in
 from bot.core.events import Event
+from bot.formats.markdown import failure_class
 from bot.formats.parked import verdict
 from bot.formats.parked_issue import MARKER, TITLE, IssueRow, SweepFacts, render
 from bot.github import keys
@@ -47,6 +48,7 @@ from bot.github.tree import GitHubTree
 from bot.rocm import decide
 from bot.rocm.decide import Refusal
 from bot.rocm.dispatch import Dispatcher
+from bot.rocm.payloads import failure_of
 from bot.store.dispatch import UNKNOWN, WITHDRAWN, Dispatch, DispatchStore, SelectedTest
 from bot.store.reenable import KnownRepository, SweepRow, SweepStore, SweptRun, SweptTest
 from bot.store.store import Store
@@ -136,7 +138,9 @@ def result_of(run: SweptRun) -> Result:
         return Result(test.note or "not run")
     url = (outcome.job_url if outcome is not None else None) or dispatch.run_url
     if outcome is not None and outcome.status == "completed" and outcome.conclusion:
-        return Result(CONCLUSIONS.get(outcome.conclusion, outcome.conclusion), url)
+        word = CONCLUSIONS.get(outcome.conclusion, outcome.conclusion)
+        failure = failure_of(outcome)  # its log read: why it still fails
+        return Result(f"{word}: {failure_class(failure)}" if failure is not None else word, url)
     if dispatch.status == "completed" and dispatch.conclusion:
         return Result(CONCLUSIONS.get(dispatch.conclusion, dispatch.conclusion), url)
     if dispatch.status == "dry_run":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -11,7 +12,7 @@ from bot.github.effects import Effects
 from bot.github.port import CheckRun
 from bot.rocm.dispatch import Dispatcher
 from bot.rocm.reenable import Result, choose, due, issue_rows, period_of, result_of, worth_a_look
-from bot.store.dispatch import Dispatch, DispatchStore, JobOutcome, SelectedTest
+from bot.store.dispatch import Dispatch, DispatchStore, Explanation, JobOutcome, SelectedTest
 from bot.store.reenable import SweepRow, SweptRun, SweptTest
 from bot.store.store import Store
 from config.repo import ReenableConfig, defaults, parse_config
@@ -130,6 +131,12 @@ def test_a_tests_result_is_its_jobs_then_its_runs_or_why_it_did_not_run() -> Non
     assert result_of(SweptRun(_swept(), "h", _dispatch("dry_run", None), None)).word.startswith("not run")
     over = _swept(dispatch_id=None, note="not run: 240 GPU-minutes, over the budget")
     assert result_of(SweptRun(over, "h", None, None)) == Result("not run: 240 GPU-minutes, over the budget")
+    # a failure whose log was read says why the test still fails
+    oom = Explanation(7, "infrastructure", ("torch.OutOfMemoryError: HIP out of memory",), "out of memory",
+                      pattern="device-out-of-memory")
+    explained = replace(_outcome("failure"), explained=oom)
+    assert result_of(SweptRun(_swept(), "h", _dispatch(), explained)) == Result(
+        "failed: infrastructure (device-out-of-memory)", job)
 
 
 def test_a_test_that_passed_in_the_last_two_sweeps_gets_its_patch() -> None:
