@@ -17,10 +17,24 @@ SLOW_SUITES = ("tests/e2e/", "tests/chaos/", "tests/service/test_multiprocess.py
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# The files whose tests take longest (`--durations`): they are handed out first, so that over
+# several processes (bin/test's -n) they run beside the many short tests instead of after them.
+LONGEST_FIRST = (
+    "tests/chaos/test_campaigns.py",
+    "tests/service/test_multiprocess.py",
+    "tests/e2e/test_approvals.py",
+    "tests/e2e/test_authorization.py",
+    "tests/security/test_parser_fuzz.py",
+    "tests/analysis/test_launch_sharing.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.relative_to(ROOT).as_posix().startswith(SLOW_SUITES):
             item.add_marker(pytest.mark.slow)
+    # whole files move, each in its order: a module's fixtures are still set up once
+    items.sort(key=lambda item: item.path.relative_to(ROOT).as_posix() not in LONGEST_FIRST)
 
 
 settings.register_profile("ci", deadline=None, max_examples=200)

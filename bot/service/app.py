@@ -345,6 +345,7 @@ def create_app(
                             go_live=go_live, reenable=reenable, clock=clock,
                             context_factory=contexts(db) if contexts is not None else None)
             worker.start()
+        state["worker"] = worker
         if not verify:
             log.warning("no webhook secret: accepting unsigned deliveries (dry-run)")
         if run_worker and notice:
@@ -423,6 +424,8 @@ def create_app(
                                                          "error": type(exc).__name__})
             return _error(503, "the delivery store is unavailable; redeliver later")
         outcome = "stored" if new else "duplicate"
+        if new and (worker := state.get("worker")) is not None:
+            worker.wake()  # this process's worker takes it now
         metrics.deliveries.labels(event.name, outcome).inc()
         metrics.ack_seconds.observe(time.perf_counter() - start)
         # Formatting and writing the line takes 20 to 40 us: GitHub need not wait for it.

@@ -133,6 +133,7 @@ class Worker:
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stats = WorkerStats()
         self._stop = threading.Event()
+        self._wake = threading.Event()  # set when this process stored a delivery (see :meth:`wake`)
         self._threads: list[threading.Thread] = []
         self._active: dict[str, int] = {}  # owner -> delivery pk being worked on
         self._lock = threading.Lock()
@@ -167,9 +168,16 @@ class Worker:
             self._threads.append(live)
         log.info("worker started", extra={"worker": self.name, "concurrency": count})
 
+    def wake(self) -> None:
+        """A delivery was stored in this process: an idle loop claims it now instead of at its
+        next poll (deliveries stored by other processes, and retries that come due, are found
+        by polling)."""
+        self._wake.set()
+
     def stop(self, timeout: float = 30.0) -> None:
         """Stop claiming, let in-flight work finish for ``timeout``, then give back leases."""
         self._stop.set()
+        self._wake.set()
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -209,7 +217,8 @@ class Worker:
                 log.exception("worker loop error", extra={"worker": owner})
                 worked = False
             if not worked:
-                self._stop.wait(self.settings.poll_seconds)
+                self._wake.wait(self.settings.poll_seconds)
+                self._wake.clear()
 
     def _renew_loop(self) -> None:
         interval = max(0.05, self.settings.lease_seconds / 3)

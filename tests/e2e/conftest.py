@@ -112,7 +112,7 @@ def make_world(tmp_path: Path, files: dict[str, str] | None = None, **overrides:
             "webhook_secret": SecretStr(SECRET), "database_url": f"sqlite:///{tmp_path}/e2e.db",
             "dry_run": False, "app_id": state.app.id, "private_key": SecretStr(state.app.private_key_pem),
             "github_api_url": sim.url, "seconds_between_writes": 0, "secondary_rate_wait_seconds": 0.2,
-            "github_backoff_seconds": 0.05, "github_retries": 8, "poll_seconds": 0.02,
+            "github_backoff_seconds": 0.05, "github_retries": 8, "poll_seconds": 0.1,
             "backoff_base_seconds": 0.05, "backoff_max_seconds": 0.5, "lease_seconds": 30,
             "max_attempts": 12, "worker_concurrency": 2,
             # the simulator lists a run at once unless told otherwise: a short lookup window

@@ -258,6 +258,20 @@ def test_the_in_process_worker_processes_and_isolates_handler_failures(tmp_path:
         assert "rocmbot_dead_letters_total 1.0" in metrics and "rocmbot_retries_total 1.0" in metrics
 
 
+def test_a_delivery_this_process_stored_wakes_its_idle_worker(tmp_path: Path) -> None:
+    """The worker polls once an hour here: a delivery is processed because the web side woke
+    it, not because a poll came round."""
+    router = Router()
+    done = {n: threading.Event() for n in (1, 2)}
+    router.register("pull_request")(lambda event, context: done[event.pr_number or 0].set())
+    settings = _settings(tmp_path).model_copy(update={"poll_seconds": 3600.0})
+    with serving(service_app(settings, router=router, run_worker=True)) as url:
+        for n in (1, 2):  # the second comes when the loops have gone idle after the first
+            body, headers = signed("pull_request", f"w-wake-{n}", pr_payload(number=n, action="opened"))
+            assert httpx.post(f"{url}/webhook", content=body, headers=headers).status_code == 202
+            assert done[n].wait(60), f"delivery {n} waited for the next poll"
+
+
 def test_without_app_credentials_a_local_clone_is_analysed_and_its_effects_recorded(
         tmp_path: Path, caplog: pytest.LogCaptureFixture, product_router: Router) -> None:
     """What `bin/run` promises without a GitHub App: deliveries are analysed (the PR read from
