@@ -12,7 +12,7 @@ from bot.github.effects import Effects
 from bot.github.port import Workflows
 from bot.rocm import decide
 from bot.rocm.payloads import CANCELLED_CHECK, Result, queued_check, run_check_update
-from bot.store.dispatch import UNACCEPTED, UNKNOWN, WITHDRAWN, Dispatch, DispatchStore, SelectedTest
+from bot.store.dispatch import UNACCEPTED, UNKNOWN, Dispatch, DispatchStore, SelectedTest
 from config.repo import RepoConfig
 
 log = logging.getLogger(__name__)
@@ -187,7 +187,8 @@ class Dispatcher:
         if isinstance(done, dict) and not done.get("withdrawn"):  # its run's news came meanwhile
             self.runs.accept(record.dispatch_id, done.get("run_id"))
             return "found"
-        self.runs.update(record.dispatch_id, status=WITHDRAWN)
+        if not self.runs.withdraw(record.dispatch_id):  # its run's news came just now
+            return "found"
         return "withdrawn"
 
     def cancel(self, repo: str, pr: int, *, except_head: str | None = None) -> list[Dispatch]:
@@ -201,8 +202,9 @@ class Dispatcher:
             if run_id is None and d.status != "dry_run":
                 run_id = self.find_run(d)
                 if run_id is None and d.status in UNACCEPTED:
-                    self.runs.update(d.dispatch_id, status=WITHDRAWN)
-                    continue
+                    if self.runs.withdraw(d.dispatch_id):
+                        continue
+                    run_id = (self.runs.get(d.dispatch_id) or d).run_id  # its run's news came just now
                 if run_id is None:  # unknown: left for its run's news, which may still come
                     continue
                 self.runs.update(d.dispatch_id, run_id=run_id)

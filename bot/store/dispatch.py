@@ -565,6 +565,16 @@ class DispatchStore:
                              .values(run_id=run_id, run_url=run_url, updated_at=time.time()))
         return moved
 
+    def withdraw(self, dispatch_id: str) -> bool:
+        """Give up a dispatch GitHub has not accepted; False when it has meanwhile (its run's
+        news came in between), which then stays as that news left it."""
+        with self.engine.begin() as conn:
+            return bool(conn.execute(
+                update(dispatches)
+                .where(dispatches.c.dispatch_id == dispatch_id, dispatches.c.status.in_(UNACCEPTED))
+                .values(updated_at=time.time(), status=WITHDRAWN)
+            ).rowcount)
+
     def update(self, dispatch_id: str, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(

@@ -91,6 +91,21 @@ def test_a_withdrawn_or_unaccepted_dispatch_takes_its_runs_news(store: Store) ->
     assert _state(runs) == (1, "in_progress", None, 100)
 
 
+def test_a_dispatch_whose_run_news_came_first_is_not_withdrawn(store: Store) -> None:
+    """Giving up a dispatch GitHub has not accepted (its PR moved on) races with its run's news:
+    when the news came first, the run stays as it told; only a dispatch still unaccepted is
+    withdrawn."""
+    runs = DispatchStore(store)
+    runs.add("d1", "octo/miles", 1, "a" * 40, "s", [A], 40.0, "dev")
+    runs.add("d2", "octo/miles", 1, "a" * 40, "t", [A], 40.0, "dev")
+    assert runs.advance("d1", RunNews(1, "queued", None, 100), run_id=5)
+    assert not runs.withdraw("d1")
+    assert _state(runs) == (1, "queued", None, 100)
+    assert runs.withdraw("d2")
+    record = runs.get("d2")
+    assert record is not None and record.status == "withdrawn"
+
+
 def _at_once(items: Sequence[T], apply: Callable[[T], object], workers: int = 4) -> None:
     """Apply ``items`` from ``workers`` threads started together, each taking every n-th."""
     start = threading.Barrier(workers)
