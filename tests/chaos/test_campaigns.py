@@ -68,7 +68,7 @@ def test_sqlite_service_killed_under_github_faults(tmp_path: Path) -> None:
     Deliveries sent while it is down fail; its reconciler has them redelivered on restart."""
     with world() as w, sqlite_service(w.sim, tmp_path, reconcile_minutes=0.05) as service:
         table = load_campaign("sqlite", "sqlite", w, service,
-                              Campaign(deliveries=32, prs=4, kills=3, grace=4, rate=20))
+                              Campaign(deliveries=24, prs=4, kills=3, grace=4, rate=20))
     assert_targets(table)
     assert table.kills == 3 and table.failed_attempts > 0 and table.redelivered > 0
     assert table.faults.get("status", 0) > 0 and table.faults.get("status_after", 0) > 0
@@ -81,7 +81,7 @@ def test_postgres_workers_killed_under_github_faults(tmp_path: Path, postgres_ur
     killed with SIGKILL three times (and started again) under the same faults."""
     with world() as w, postgres_service(w.sim, postgres_url, tmp_path) as service:
         table = load_campaign("postgres", "postgresql", w, service,
-                              Campaign(deliveries=32, prs=4, kills=3, grace=4, rate=20))
+                              Campaign(deliveries=24, prs=4, kills=3, grace=4, rate=20))
     assert_targets(table)
     assert table.kills == 3 and table.failed_attempts == 0  # the web process never went down
     assert table.faults.get("status", 0) > 0 and table.retries > 0
