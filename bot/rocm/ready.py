@@ -73,12 +73,8 @@ def offer(ctx: HandlerContext, record: Dispatch) -> int:
     shown: dict[str, set[int]] | None = None
     offered = 0
     for path in todo:
-        data = tree.read(path)
-        parsed = parse_python(path, data.decode("utf-8", "replace")) if data is not None else None
-        marker = _marker(parsed, names, record.suite) if isinstance(parsed, Module) else None
-        edit = removal(path, parsed.text, marker.line, marker.disabled) \
-            if marker is not None and isinstance(parsed, Module) else None
-        if marker is None or edit is None:
+        edit = _edit(path, tree.read(path), names, record.suite)
+        if edit is None:
             log.info("a parked test passed, but no `disabled=` could be cut from its marker",
                      extra={"delivery_id": ctx.event.delivery_id, "path": path})
             continue
@@ -99,6 +95,16 @@ def offer(ctx: HandlerContext, record: Dispatch) -> int:
     return offered
 
 
+def _edit(path: str, data: bytes | None, names: Mapping[str, str], suite: str) -> Removal | None:
+    """The removal of `disabled=` from the test's parked ROCm marker (see :func:`_marker`), as
+    the head has the file; None when there is no such file, marker or argument to cut."""
+    parsed = parse_python(path, data.decode("utf-8", "replace")) if data is not None else None
+    marker = _marker(parsed, names, suite) if isinstance(parsed, Module) else None
+    if marker is None or not isinstance(parsed, Module):
+        return None
+    return removal(path, parsed.text, marker.line, marker.disabled)
+
+
 def _marker(module: Module, names: Mapping[str, str], suite: str) -> Marker | None:
     """The disabled ROCm marker of the suite the run was on; the file's only disabled ROCm
     marker when none names that suite (a suite it computes)."""
@@ -110,4 +116,4 @@ def _marker(module: Module, names: Mapping[str, str], suite: str) -> Marker | No
     return parked[0] if len(parked) == 1 else None
 
 
-__all__ = ["Removal", "offer", "passed"]
+__all__ = ["offer", "passed"]

@@ -162,10 +162,10 @@ class RocmRuns:
                  selection: Selection | None) -> list[SelectedTest]:
         """``paths`` of a dispatch's tests as it sent them: with what the head's selection knows
         of them (their cost), a parked test as parked."""
-        known = {t.path: t for t in (selection.tests if selection is not None else [])}
+        chosen = (selection.tests if selection is not None else [])
         if record.include_disabled:  # parked tests: run again as parked
-            known = {p.test.path: p.test for p in (selection.parked if selection is not None else [])
-                     if p.test.suite == record.suite}
+            chosen = [p.test for p in (selection.parked if selection is not None else [])]
+        known = {t.path: t for t in chosen if t.suite == record.suite}  # on the suite it ran on
         return [known.get(p) or SelectedTest(p, record.suite, None, None, parked=record.include_disabled)
                 for p in paths]
 
