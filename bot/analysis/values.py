@@ -126,10 +126,13 @@ class Text(Value):
     """A string: chunks with origins, holes and choices."""
 
     parts: tuple[Part, ...]
+    # its length, counted once: a string built a character at a time by a loop is measured at
+    # every step, and counting its parts each time made that loop quadratic
+    size: int = field(default=-1, compare=False, hash=False, repr=False)
 
     @classmethod
     def of(cls, text: str, origin: Origin | None = None) -> Text:
-        return cls((Chunk(text, origin),) if text else ())
+        return cls((Chunk(text, origin),) if text else (), len(text))
 
     @property
     def plain(self) -> str | None:
@@ -142,10 +145,12 @@ class Text(Value):
         return "".join(out)
 
     def __len__(self) -> int:
-        return sum(len(p.text) for p in self.parts if not isinstance(p, Choice))
+        if self.size < 0:
+            self.size = sum(len(p.text) for p in self.parts if not isinstance(p, Choice))
+        return self.size
 
     def __add__(self, other: Text) -> Text:
-        return Text(self.parts + other.parts)
+        return Text(self.parts + other.parts, len(self) + len(other))
 
 
 @dataclass(eq=False, slots=True)

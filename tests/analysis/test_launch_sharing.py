@@ -475,7 +475,7 @@ PARTS: st.SearchStrategy[Part] = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(PARTS, max_size=8))
 def test_tokenize_splits_as_a_character_at_a_time_does(parts: list[Part]) -> None:
     assert tokenize(parts) == _reference_tokenize(parts)
