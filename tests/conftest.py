@@ -8,6 +8,7 @@ import pytest
 from hypothesis import settings
 
 from bot.service.router import Router
+from bot.store.store import Store
 from tests.gitrepo import GitRepo
 
 # Suites that start servers and processes end to end: marked `slow` as they are collected, so
@@ -40,6 +41,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 settings.register_profile("ci", deadline=None, max_examples=120)  # each CI run draws anew
 settings.register_profile("dev", deadline=None, max_examples=60)
 settings.load_profile("ci")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A migrated SQLite store of the test's own (tests/service/ runs its tests on PostgreSQL too)."""
+    store = Store(f"sqlite:///{tmp_path}/db.sqlite")
+    store.upgrade()
+    yield store
+    store.close()
 
 
 @pytest.fixture

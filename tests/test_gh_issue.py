@@ -3,10 +3,7 @@ an attempt that died, edited once per version of its body, made again if deleted
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from bot.github import keys
 from bot.github.effects import Effects
@@ -16,14 +13,6 @@ from bot.store.store import Store
 
 R = "octo/miles"
 MARK = "<!-- rocmbot:parked-tests -->"
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    store = Store(f"sqlite:///{tmp_path}/db.sqlite")
-    store.upgrade()
-    yield store
-    store.close()
 
 
 def _keep(store: Store, port: LocalPort, body: str, *, delivery: str = "d",

@@ -50,7 +50,8 @@ def passed(record: Dispatch, outcomes: dict[str, JobOutcome]) -> list[str]:
 def offer(ctx: HandlerContext, record: Dispatch) -> int:
     """Offer the removal of `disabled=` for each parked test of ``record`` that passed on its
     PR's current head (once per head and test); how many offers were made now."""
-    if record.pr_number is None or ctx.github is None:
+    if record.pr_number is None or ctx.github is None or not record.include_disabled \
+            or record.status != "completed":  # most runs' news: nothing read for them
         return 0
     store = DispatchStore(ctx.store)
     tests = passed(record, store.outcomes(record.dispatch_id))

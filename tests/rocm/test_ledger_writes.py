@@ -4,10 +4,7 @@ found again after an attempt that died, and not sent in dry-run."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from bot.github import keys
 from bot.github.effects import RECORDED_CHARS, Effects, recorded
@@ -17,14 +14,6 @@ from bot.rocm import payloads
 from bot.store.store import Store
 
 R = "octo/miles"
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    store = Store(f"sqlite:///{tmp_path}/db.sqlite")
-    store.upgrade()
-    yield store
-    store.close()
 
 
 def _effects(store: Store, port: LocalPort, delivery: str, *, dry_run: bool = False) -> Effects:
